@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/uuid"
+	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/memory"
+)
+
+// Handler implements the eleven A2A operations over a [store.Store] and an
+// [Agent], independent of any wire format. The bindings (server/jsonrpc,
+// server/rest) adapt it to HTTP; every protocol rule lives here, once.
+//
+// A Handler is safe for concurrent use. Call [Handler.Close] to stop it.
+type Handler struct {
+	card     *a2a.AgentCard
+	agent    Agent
+	store    store.Store
+	log      *slog.Logger
+	now      func() time.Time
+	newID    func() string
+	extended func(ctx context.Context) (*a2a.AgentCard, error)
+
+	inputModes []string // accepted input media types; empty accepts all
+	required   []string // extension URIs the card marks required
+
+	mu      sync.Mutex
+	live    map[string]*liveTask
+	closed  bool
+	done    chan struct{} // closed by Close
+	baseCtx context.Context
+	cancel  context.CancelFunc
+	agents  sync.WaitGroup
+}
+
+// Option configures a [Handler].
+type Option func(*Handler) error
+
+// WithStore sets where tasks are kept. The default is a new in-memory store.
+func WithStore(s store.Store) Option {
+	return func(h *Handler) error {
+		if s == nil {
+			return errors.New("server: WithStore: nil store")
+		}
+		h.store = s
+		return nil
+	}
+}
+
+// WithLogger sets the logger for agent failures and internal errors. The
+// default discards logs.
+func WithLogger(l *slog.Logger) Option {
+	return func(h *Handler) error {
+		if l == nil {
+			return errors.New("server: WithLogger: nil logger")
+		}
+		h.log = l
+		return nil
+	}
+}
+
+// WithClock sets the clock used to stamp statuses. The default is
+// time.Now. Times are truncated to the millisecond, the wire's precision.
+func WithClock(now func() time.Time) Option {
+	return func(h *Handler) error {
+		if now == nil {
+			return errors.New("server: WithClock: nil clock")
+		}
+		h.now = now
+		return nil
+	}
+}
+
+// WithIDGenerator sets how task, context, message and config ids are made.
+// The default makes random UUIDs.
+func WithIDGenerator(newID func() string) Option {
+	return func(h *Handler) error {
+		if newID == nil {
+			return errors.New("server: WithIDGenerator: nil generator")
+		}
+		h.newID = newID
+		return nil
+	}
+}
+
+// WithExtendedCard sets the card returned by GetExtendedAgentCard. The
+// public card must declare capabilities.extendedAgentCard; without this
+// option such a card answers ExtendedAgentCardNotConfiguredError.
+func WithExtendedCard(get func(ctx context.Context) (*a2a.AgentCard, error)) Option {
+	return func(h *Handler) error {
+		h.extended = get
+		return nil
+	}
+}
+
+// NewHandler returns a Handler serving agent as described by card. The card
+// is validated: it must have a name, a version and at least one interface.
+func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, error) {
+	if card == nil {
+		return nil, errors.New("server: nil agent card")
+	}
+	if agent == nil {
+		return nil, errors.New("server: nil agent")
+	}
+	if err := validateCard(card); err != nil {
+		return nil, err
+	}
+	h := &Handler{
+		card:  card,
+		agent: agent,
+		log:   slog.New(slog.DiscardHandler),
+		now:   time.Now,
+		newID: uuid.New,
+		live:  make(map[string]*liveTask),
+		done:  make(chan struct{}),
+	}
+	for _, opt := range opts {
+		if err := opt(h); err != nil {
+			return nil, err
+		}
+	}
+	if h.store == nil {
+		h.store = memory.New()
+	}
+	h.inputModes = acceptedInputModes(card)
+	for _, ext := range card.Capabilities.Extensions {
+		if ext.Required {
+			h.required = append(h.required, ext.URI)
+		}
+	}
+	h.baseCtx, h.cancel = context.WithCancel(context.Background())
+	return h, nil
+}
+
+func validateCard(c *a2a.AgentCard) error {
+	switch {
+	case c.Name == "":
+		return errors.New("server: agent card: name is required")
+	case c.Version == "":
+		return errors.New("server: agent card: version is required")
+	case len(c.SupportedInterfaces) == 0:
+		return errors.New("server: agent card: at least one supported interface is required")
+	}
+	for i, in := range c.SupportedInterfaces {
+		if in.URL == "" || in.ProtocolBinding == "" || in.ProtocolVersion == "" {
+			return fmt.Errorf("server: agent card: supportedInterfaces[%d] needs url, protocolBinding and protocolVersion", i)
+		}
+	}
+	return nil
+}
+
+// Card returns the public agent card. It must not be modified.
+func (h *Handler) Card() *a2a.AgentCard { return h.card }
+
+// Store returns the store the Handler keeps tasks in.
+func (h *Handler) Store() store.Store { return h.store }
+
+// Close cancels every running agent, ends open streams, and waits for the
+// agents to return or ctx to end. Tasks whose agents had not finished are
+// failed with a message saying the server shut down.
+func (h *Handler) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.done)
+		h.cancel()
+	}
+	h.mu.Unlock()
+	waited := make(chan struct{})
+	go func() {
+		h.agents.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: close: agents still running: %w", ctx.Err())
+	}
+}
+
+// stamp is the current time at wire precision.
+func (h *Handler) stamp() a2a.Timestamp { return a2a.TimestampOf(h.now()) }
+
+// begin checks the service parameters of a call: the A2A-Version (A2A
+// §3.6.2; a missing header means 0.3, REQUIREMENTS B1) and the extensions the
+// card requires (A2A §4.6.3).
+func (h *Handler) begin(ctx context.Context) error {
+	p, ok := ServiceParamsFrom(ctx)
+	if !ok {
+		return nil
+	}
+	if !versionSupported(p.Version) {
+		requested := p.Version
+		if requested == "" {
+			requested = "0.3 (no header)"
+		}
+		return a2a.NewError(a2a.CodeVersionNotSupported, "").
+			With("requested", requested).With("supported", a2a.ProtocolVersion)
+	}
+	for _, uri := range h.required {
+		found := false
+		for _, e := range p.Extensions {
+			if e == uri {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return a2a.NewError(a2a.CodeExtensionSupportRequired, "").With("extension", uri)
+		}
+	}
+	return nil
+}
+
+// versionSupported compares Major.Minor only (A2A §3.6).
+func versionSupported(v string) bool {
+	if v == a2a.ProtocolVersion {
+		return true
+	}
+	// Accept a patch version, which must not count in negotiation.
+	n := len(a2a.ProtocolVersion)
+	return len(v) > n+1 && v[:n] == a2a.ProtocolVersion && v[n] == '.'
+}
+
+// scope is the store scope of a call.
+func (h *Handler) scope(ctx context.Context, tenant string) store.Scope {
+	return store.Scope{Tenant: tenant, Owner: principalFrom(ctx)}
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying the authenticated principal of a call.
+// Tasks are owned by the principal that created them; other principals'
+// tasks do not exist for a caller (A2A §13.1).
+func WithPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+func principalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+// storeErr maps a store error for the task id to an A2A error.
+func storeErr(err error, taskID string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return a2a.NewError(a2a.CodeTaskNotFound, "").With("taskId", taskID)
+	}
+	return a2a.AsError(err)
+}

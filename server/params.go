@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+	"strings"
+)
+
+// ServiceParams are the A2A service parameters of a call (A2A §3.2.6): what
+// a binding read from HTTP headers or gRPC metadata. Bindings attach them to
+// the context with [WithServiceParams]; the Handler checks them.
+type ServiceParams struct {
+	// Version is the A2A-Version value as sent, "" when absent.
+	Version string
+	// Extensions are the extension URIs the client declared in
+	// A2A-Extensions.
+	Extensions []string
+	// LastEventID is the SSE Last-Event-ID of a reconnecting client.
+	LastEventID string
+}
+
+type paramsKey struct{}
+
+// WithServiceParams returns ctx carrying p. A call whose context carries no
+// ServiceParams is an in-process call: the Handler skips the version and
+// extension checks for it.
+func WithServiceParams(ctx context.Context, p ServiceParams) context.Context {
+	return context.WithValue(ctx, paramsKey{}, &p)
+}
+
+// ServiceParamsFrom returns the parameters attached by a binding.
+func ServiceParamsFrom(ctx context.Context) (ServiceParams, bool) {
+	p, ok := ctx.Value(paramsKey{}).(*ServiceParams)
+	if !ok {
+		return ServiceParams{}, false
+	}
+	return *p, true
+}
+
+// ParseList splits comma-separated header values, trimming spaces and
+// dropping empty items, across any number of repeated headers (A2A §3.2.6).
+func ParseList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for item := range strings.SplitSeq(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"context"
+	"iter"
+	"strconv"
+	"sync"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/store"
+)
+
+// StreamEvent is one frame of a stream: an event and, for task events, its
+// position in the task's log as an SSE id ("taskId:seq"). A client that
+// reconnects with that id as Last-Event-ID receives exactly the events it
+// missed.
+type StreamEvent struct {
+	ID    string
+	Event a2a.Event
+}
+
+// exchange is the hand-off between a SendMessage call and the agent: it
+// resolves once the agent has replied, started a task, or failed before
+// doing either.
+type exchange struct {
+	scope      store.Scope
+	pushConfig *a2a.TaskPushNotificationConfig
+	exec       *execution
+
+	once  sync.Once
+	ready chan struct{}
+	res   exchangeResult
+}
+
+type exchangeResult struct {
+	reply *a2a.Message
+	lt    *liveTask
+	task  *a2a.Task // the task when sub was attached
+	seq   int64
+	sub   *subscriber
+	err   error
+}
+
+func (ex *exchange) resolve(r exchangeResult) {
+	ex.once.Do(func() {
+		ex.res = r
+		close(ex.ready)
+	})
+}
+
+// SendMessage sends a message to the agent (A2A §3.1.1). Unless the
+// configuration asks to return immediately, it waits until the task is
+// terminal or interrupted and returns it; a direct reply is returned as a
+// message.
+func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	res, err := h.startExchange(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res.reply != nil {
+		return &a2a.SendMessageResponse{Result: res.reply}, nil
+	}
+	defer res.lt.unsubscribe(res.sub)
+	cfg := req.Configuration
+	var historyLength *int32
+	if cfg != nil {
+		historyLength = cfg.HistoryLength
+	}
+	task := res.task
+	if (cfg == nil || !cfg.ReturnImmediately) && !settled(task.Status.State) {
+		if task, err = h.waitSettled(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	return &a2a.SendMessageResponse{Result: present(task, historyLength, true)}, nil
+}
+
+// settled reports whether a blocking SendMessage may return in state s
+// (A2A §3.2.2).
+func settled(s a2a.TaskState) bool { return s.Terminal() || s.Interrupted() }
+
+// waitSettled follows the task until it is terminal or interrupted.
+func (h *Handler) waitSettled(ctx context.Context, res exchangeResult) (*a2a.Task, error) {
+	sub := res.sub
+	for {
+		select {
+		case u, ok := <-sub.ch:
+			if ok {
+				if settled(u.task.Status.State) {
+					return u.task, nil
+				}
+				continue
+			}
+			// Cut off for falling behind: look at the task as it stands.
+			lt := res.lt
+			lt.mu.Lock()
+			t := lt.task
+			if settled(t.Status.State) {
+				lt.mu.Unlock()
+				return t, nil
+			}
+			sub = newSubscriber()
+			lt.subscribe(sub)
+			lt.mu.Unlock()
+			defer lt.unsubscribe(sub)
+		case <-ctx.Done():
+			return nil, a2a.AsError(ctx.Err())
+		case <-h.done:
+			return nil, errClosed
+		}
+	}
+}
+
+// SendStreamingMessage sends a message and streams what follows (A2A
+// §3.1.2): a single message for a direct reply, or the task followed by its
+// status and artifact updates until it is terminal or needs input. Streams
+// stay open through auth-required (A2A §7.6.1). An error before the first
+// frame comes as the only item; a binding answers it as a plain error.
+func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
+	return func(yield func(StreamEvent, error) bool) {
+		if !h.card.Capabilities.SupportsStreaming() {
+			yield(StreamEvent{}, a2a.NewError(a2a.CodeUnsupportedOperation, "streaming is not supported by this agent"))
+			return
+		}
+		res, err := h.startExchange(ctx, req)
+		if err != nil {
+			yield(StreamEvent{}, err)
+			return
+		}
+		if res.reply != nil {
+			yield(StreamEvent{Event: res.reply}, nil)
+			return
+		}
+		var historyLength *int32
+		if req.Configuration != nil {
+			historyLength = req.Configuration.HistoryLength
+		}
+		first := StreamEvent{ID: eventID(res.lt.id, res.seq), Event: present(res.task, historyLength, true)}
+		if !yield(first, nil) {
+			res.lt.unsubscribe(res.sub)
+			return
+		}
+		h.follow(ctx, res.lt, res.sub, res.seq, yield)
+	}
+}
+
+func eventID(taskID string, seq int64) string { return taskID + ":" + strconv.FormatInt(seq, 10) }
+
+// follow streams the events of lt after seq from sub until the stream must
+// close, the consumer stops, or ctx ends. A nil sub, or one cut off for
+// falling behind, first catches up from the store, then follows again, with
+// no gap and no repeat. follow unsubscribes before returning.
+func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq int64, yield func(StreamEvent, error) bool) {
+	defer func() {
+		if sub != nil {
+			lt.unsubscribe(sub)
+		}
+	}()
+	for {
+		if sub == nil {
+			lt.mu.Lock()
+			evs, err := h.store.Events(ctx, lt.scope, lt.id, seq)
+			if err != nil {
+				lt.mu.Unlock()
+				yield(StreamEvent{}, a2a.AsError(err))
+				return
+			}
+			ended := lt.task.Status.State.Terminal()
+			sub = newSubscriber()
+			lt.subscribe(sub)
+			lt.mu.Unlock()
+			for _, ev := range evs {
+				var done bool
+				if seq, done = emit(lt.id, ev, seq, yield); done {
+					return
+				}
+			}
+			if ended {
+				return
+			}
+		}
+		select {
+		case u, ok := <-sub.ch:
+			if !ok {
+				sub = nil
+				continue
+			}
+			var done bool
+			if seq, done = emit(lt.id, u.ev, seq, yield); done {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-h.done:
+			return
+		}
+	}
+}
+
+// emit yields ev as a frame if it is new, and reports whether the stream is
+// over: after a terminal or input-required status (A2A §3.1.2, REQUIREMENTS
+// C2), or when the consumer stopped.
+func emit(taskID string, ev store.Event, seq int64, yield func(StreamEvent, error) bool) (int64, bool) {
+	if ev.Seq <= seq {
+		return seq, false
+	}
+	switch p := ev.Payload.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		if !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p}, nil) {
+			return ev.Seq, true
+		}
+		s := p.Status.State
+		return ev.Seq, s.Terminal() || s == a2a.TaskStateInputRequired
+	case *a2a.TaskArtifactUpdateEvent:
+		return ev.Seq, !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p}, nil)
+	}
+	// Client messages and the creating snapshot are part of the task, not
+	// frames of their own.
+	return ev.Seq, false
+}
+
+// startExchange validates a SendMessage request and hands the message to the
+// agent: to a new exchange, or to the task it continues.
+func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest) (exchangeResult, error) {
+	if err := h.begin(ctx); err != nil {
+		return exchangeResult{}, err
+	}
+	if err := h.validateSend(req); err != nil {
+		return exchangeResult{}, err
+	}
+	scope := h.scope(ctx, req.Tenant)
+	msg := *req.Message
+	r := &Request{
+		Message:       &msg,
+		Configuration: req.Configuration,
+		Metadata:      req.Metadata,
+		Tenant:        req.Tenant,
+	}
+	if p, ok := ServiceParamsFrom(ctx); ok {
+		r.Extensions = p.Extensions
+	}
+	var pushConfig *a2a.TaskPushNotificationConfig
+	if req.Configuration != nil {
+		pushConfig = req.Configuration.TaskPushNotificationConfig
+	}
+	if msg.TaskID != "" {
+		return h.continueTask(ctx, scope, r, pushConfig)
+	}
+	r.TaskID = h.newID()
+	r.ContextID = msg.ContextID
+	if r.ContextID == "" {
+		r.ContextID = h.newID()
+	}
+	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
+	ex := &exchange{scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
+	w := &Writer{h: h, ex: ex, req: r, exec: ex.exec}
+	if err := h.execute(r, w); err != nil {
+		return exchangeResult{}, err
+	}
+	select {
+	case <-ex.ready:
+		return ex.res, ex.res.err
+	case <-ctx.Done():
+		return exchangeResult{}, a2a.AsError(ctx.Err())
+	}
+}
+
+// continueTask appends a client message to a non-terminal task and calls the
+// agent again (A2A §3.4.3). An interrupted task moves back to working first.
+func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Request, pushConfig *a2a.TaskPushNotificationConfig) (exchangeResult, error) {
+	msg := r.Message
+	lt, err := h.getLive(ctx, scope, msg.TaskID)
+	if err != nil {
+		return exchangeResult{}, err
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	t := lt.task
+	if t.Status.State.Terminal() {
+		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
+			With("taskId", t.ID).With("state", t.Status.State.String())
+	}
+	if msg.ContextID != "" && msg.ContextID != t.ContextID {
+		return exchangeResult{}, a2a.InvalidParam("message.contextId",
+			"contextId "+strconv.Quote(msg.ContextID)+" does not match the context of task "+strconv.Quote(t.ID))
+	}
+	msg.ContextID = t.ContextID
+	r.TaskID, r.ContextID, r.Task = t.ID, t.ContextID, t
+	var events []a2a.Event
+	if t.Status.State != a2a.TaskStateWorking {
+		events = append(events, &a2a.TaskStatusUpdateEvent{
+			TaskID: t.ID, ContextID: t.ContextID,
+			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: h.stamp()},
+		})
+	}
+	events = append(events, msg)
+	if err := h.appendLocked(ctx, lt, events...); err != nil {
+		return exchangeResult{}, a2a.AsError(err)
+	}
+	if pushConfig != nil {
+		c := *pushConfig
+		c.TaskID, c.Tenant = t.ID, scope.Tenant
+		if c.ID == "" {
+			c.ID = h.newID()
+		}
+		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c); err != nil {
+			return exchangeResult{}, a2a.AsError(err)
+		}
+	}
+	exec := h.newExecution()
+	w := &Writer{h: h, req: r, exec: exec, lt: lt}
+	if err := h.execute(r, w); err != nil {
+		return exchangeResult{}, err
+	}
+	if lt.execs == nil {
+		lt.execs = make(map[*execution]struct{})
+	}
+	lt.execs[exec] = struct{}{}
+	sub := newSubscriber()
+	lt.subscribe(sub)
+	return exchangeResult{lt: lt, task: lt.task, seq: lt.seq, sub: sub}, nil
+}

@@ -1,0 +1,130 @@
+// Package store defines where an A2A server keeps its tasks: each task is an
+// append-only log of numbered events plus the snapshot that is their fold,
+// and each task may have webhook (push notification) configs.
+//
+// The server owns every protocol rule, including how events fold into a
+// task; a Store only persists what it is given, atomically, and answers
+// queries. Implementations: store/memory, and later store/sqlite and
+// store/postgres. store/storetest is the conformance suite every
+// implementation must pass.
+//
+// Values passed to a Store and values it returns are shared: a Store must not
+// modify what it is given, and callers must not modify what it returns.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+)
+
+// Errors a Store returns. Wrap them with context; callers test with
+// errors.Is.
+var (
+	// ErrNotFound: no such task or push config within the scope.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: the task's log moved on since the caller read it (a
+	// concurrent writer appended first), or a task with that id exists.
+	ErrConflict = errors.New("store: concurrent modification")
+)
+
+// Scope limits every operation to one tenant and one owner (the
+// authenticated principal, empty when the server runs open). A task outside
+// the caller's scope does not exist for that caller.
+type Scope struct {
+	Tenant string
+	Owner  string
+}
+
+// Event is one entry of a task's log. Seq numbers start at 1 and have no
+// gaps. Payload is one of:
+//   - *a2a.Task: the snapshot that creates the task (always Seq 1);
+//   - *a2a.TaskStatusUpdateEvent or *a2a.TaskArtifactUpdateEvent: agent
+//     progress, as streamed to clients;
+//   - *a2a.Message: a client message that continued the task.
+type Event struct {
+	Seq     int64
+	Payload a2a.Event
+}
+
+// ListQuery selects tasks for ListTasks. Results are ordered by status
+// timestamp, newest first, then by id, descending.
+type ListQuery struct {
+	ContextID string
+	// Status filters on the task state; TaskStateUnspecified means any.
+	Status a2a.TaskState
+	// StatusAfter keeps tasks whose status timestamp is at or after it;
+	// the zero time means no bound.
+	StatusAfter time.Time
+	// After, when set, is the keyset cursor: only tasks strictly after it
+	// in the result order are returned.
+	After *Cursor
+	// Limit is the page size, at least 1.
+	Limit int
+}
+
+// Cursor is a position in the ListTasks order.
+type Cursor struct {
+	Timestamp time.Time
+	ID        string
+}
+
+// ListResult is one page of tasks.
+type ListResult struct {
+	Tasks []*a2a.Task
+	// Total counts every task that matches the filters, ignoring the
+	// cursor and the limit.
+	Total int
+	// More reports that tasks follow this page.
+	More bool
+}
+
+// Store persists tasks, their event logs and their push configs.
+// Implementations must be safe for concurrent use.
+type Store interface {
+	// Append adds events to the log of task taskID, which must currently
+	// end at seq after, and replaces its snapshot with task. With after 0
+	// it creates the task in scope (ErrConflict if it exists). Events are
+	// numbered after+1, after+2, ... and must carry those numbers. If the
+	// log no longer ends at after, Append returns ErrConflict and changes
+	// nothing. An appended event is durable when Append returns.
+	Append(ctx context.Context, scope Scope, taskID string, after int64, events []Event, task *a2a.Task) error
+
+	// Get returns the snapshot of a task and the seq of the last event
+	// folded into it.
+	Get(ctx context.Context, scope Scope, taskID string) (*a2a.Task, int64, error)
+
+	// Events returns the events of a task with Seq > after, in order.
+	Events(ctx context.Context, scope Scope, taskID string, after int64) ([]Event, error)
+
+	// List returns one page of the tasks in scope that match q.
+	List(ctx context.Context, scope Scope, q ListQuery) (ListResult, error)
+
+	// PutPushConfig creates or replaces a push config (keyed by TaskID and
+	// ID) of a task in scope; ErrNotFound if the task does not exist.
+	PutPushConfig(ctx context.Context, scope Scope, cfg *a2a.TaskPushNotificationConfig) error
+
+	// GetPushConfig returns one push config of a task.
+	GetPushConfig(ctx context.Context, scope Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error)
+
+	// ListPushConfigs returns the push configs of a task ordered by id,
+	// those with id > afterID, at most limit of them (all when limit <= 0).
+	// It returns ErrNotFound if the task does not exist.
+	ListPushConfigs(ctx context.Context, scope Scope, taskID string, afterID string, limit int) ([]*a2a.TaskPushNotificationConfig, error)
+
+	// DeletePushConfig removes a push config. Deleting one that does not
+	// exist succeeds; ErrNotFound only if the task does not exist.
+	DeletePushConfig(ctx context.Context, scope Scope, taskID, id string) error
+}
+
+// Before reports whether task t sorts before cursor c in the ListTasks
+// order (newer first, then greater id first), that is, whether t belongs
+// to an earlier page than the position c.
+func (c Cursor) Before(ts time.Time, id string) bool {
+	if !ts.Equal(c.Timestamp) {
+		return ts.After(c.Timestamp)
+	}
+	return id > c.ID
+}

@@ -70,7 +70,7 @@ var ErrReplied = errors.New("server: the agent already replied or started a task
 // Writer is how an agent reports progress. Its methods are safe for
 // concurrent use. Values passed to it must not be modified afterwards.
 type Writer struct {
-	h   *Handler
+	h    *Handler
 	ex   *exchange
 	req  *Request
 	exec *execution

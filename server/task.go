@@ -19,12 +19,12 @@ type liveTask struct {
 	id    string
 	scope store.Scope
 
-	mu      sync.Mutex
-	task    *a2a.Task // the fold of the log up to seq; never modified
-	seq     int64
-	subs    map[*subscriber]struct{}
-	execs   map[*execution]struct{} // agent executions running for the task
-	broken  bool                    // creation failed; the task does not exist
+	mu     sync.Mutex
+	task   *a2a.Task // the fold of the log up to seq; never modified
+	seq    int64
+	subs   map[*subscriber]struct{}
+	execs  map[*execution]struct{} // agent executions running for the task
+	broken bool                    // creation failed; the task does not exist
 }
 
 // update is one appended event and the task as it stood after it.

@@ -1,0 +1,115 @@
+// Package wire holds what the HTTP bindings share: reading bounded request
+// bodies, decoding JSON into the model with errors that name the field, and
+// reading the A2A service parameters from headers.
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/server"
+)
+
+// DefaultMaxBodyBytes is the default limit on request bodies: 10 MiB.
+const DefaultMaxBodyBytes = 10 << 20
+
+// Header names of the A2A service parameters (A2A §3.2.6).
+const (
+	HeaderVersion    = "A2A-Version"
+	HeaderExtensions = "A2A-Extensions"
+	HeaderLastEvent  = "Last-Event-ID"
+)
+
+// ErrBodyTooLarge reports a request body over the limit.
+type ErrBodyTooLarge struct{ Limit int64 }
+
+func (e *ErrBodyTooLarge) Error() string {
+	return "request body is larger than " + strconv.FormatInt(e.Limit, 10) + " bytes"
+}
+
+// ReadBody reads the whole request body, refusing one over limit bytes. A
+// declared Content-Length over the limit is refused before anything is read.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &ErrBodyTooLarge{Limit: limit}
+	}
+	body := http.MaxBytesReader(w, r.Body, limit)
+	b, err := io.ReadAll(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &ErrBodyTooLarge{Limit: limit}
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// TooLarge is the A2A error for an oversize body.
+func TooLarge(err *ErrBodyTooLarge) *a2a.Error {
+	return a2a.NewError(a2a.CodeInvalidRequest, err.Error()).With("limit", strconv.FormatInt(err.Limit, 10))
+}
+
+// Decode unmarshals data into v. Malformed JSON is a ParseError; JSON of
+// the wrong shape is InvalidParams naming the field. A non-nil error is
+// always an *a2a.Error.
+func Decode(data []byte, v any) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return DecodeError(err)
+	}
+	return nil
+}
+
+// DecodeError classifies an encoding/json error.
+func DecodeError(err error) *a2a.Error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return a2a.NewError(a2a.CodeParseError, "").WithCause(err)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(root)"
+		}
+		return a2a.InvalidParam(field, fmt.Sprintf("expected %s, got JSON %s", jsonKind(te.Type.Kind().String()), te.Value))
+	}
+	return a2a.InvalidParam("(body)", err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64":
+		return "a number"
+	}
+	return goKind
+}
+
+// Params reads the service parameters of r: A2A-Version from the header or,
+// failing that, the query parameter of the same name (A2A §3.6.1);
+// A2A-Extensions from any number of headers; Last-Event-ID.
+func Params(r *http.Request) server.ServiceParams {
+	v := r.Header.Get(HeaderVersion)
+	if v == "" && r.URL.RawQuery != "" {
+		v = r.URL.Query().Get(HeaderVersion)
+	}
+	return server.ServiceParams{
+		Version:     strings.TrimSpace(v),
+		Extensions:  server.ParseList(r.Header.Values(HeaderExtensions)),
+		LastEventID: r.Header.Get(HeaderLastEvent),
+	}
+}

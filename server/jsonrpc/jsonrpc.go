@@ -1,0 +1,326 @@
+// Package jsonrpc is the JSON-RPC 2.0 binding of A2A (A2A §9): one POST
+// endpoint taking the eleven PascalCase methods, answering with JSON-RPC
+// responses, and streaming as Server-Sent Events whose every frame is a full
+// JSON-RPC response.
+//
+// The binding maps wire shapes and error codes only; every protocol rule is
+// in [server.Handler].
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/sse"
+	"github.com/goa2a/a2a/internal/wire"
+	"github.com/goa2a/a2a/server"
+)
+
+// Handler serves the JSON-RPC binding of a [server.Handler]. Mount it at the
+// URL the agent card declares for the "JSONRPC" interface.
+type Handler struct {
+	h         *server.Handler
+	maxBody   int64
+	keepAlive time.Duration
+	log       *slog.Logger
+}
+
+// Option configures a [Handler].
+type Option func(*Handler)
+
+// WithMaxBodyBytes limits request bodies; larger ones are refused before
+// they are decoded. The default is 10 MiB.
+func WithMaxBodyBytes(n int64) Option { return func(j *Handler) { j.maxBody = n } }
+
+// WithKeepAlive sets how long a stream may stay idle before a keep-alive
+// comment is sent. The default is 15 seconds; 0 disables keep-alives.
+func WithKeepAlive(d time.Duration) Option { return func(j *Handler) { j.keepAlive = d } }
+
+// WithLogger sets the logger for failed writes. The default discards logs.
+func WithLogger(l *slog.Logger) Option { return func(j *Handler) { j.log = l } }
+
+// NewHandler returns the JSON-RPC binding of h.
+func NewHandler(h *server.Handler, opts ...Option) *Handler {
+	j := &Handler{h: h, maxBody: wire.DefaultMaxBodyBytes, keepAlive: 15 * time.Second, log: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
+}
+
+// The request envelope (JSON-RPC 2.0 §4).
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+var nullID = json.RawMessage("null")
+
+// ServeHTTP implements http.Handler.
+func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		j.writeError(w, http.StatusMethodNotAllowed, nullID, a2a.NewError(a2a.CodeInvalidRequest, "JSON-RPC requests must be POSTed"))
+		return
+	}
+	body, err := wire.ReadBody(w, r, j.maxBody)
+	if err != nil {
+		var tl *wire.ErrBodyTooLarge
+		if errors.As(err, &tl) {
+			j.writeError(w, http.StatusRequestEntityTooLarge, nullID, wire.TooLarge(tl))
+			return
+		}
+		j.writeError(w, http.StatusBadRequest, nullID, a2a.NewError(a2a.CodeInvalidRequest, "could not read the request body"))
+		return
+	}
+	env, perr := parseEnvelope(body)
+	if perr != nil {
+		id := nullID
+		if env != nil && validID(env.ID) {
+			id = env.ID
+		}
+		j.writeError(w, http.StatusOK, id, perr)
+		return
+	}
+	ctx := server.WithServiceParams(r.Context(), wire.Params(r))
+	j.dispatch(ctx, w, env)
+}
+
+// parseEnvelope checks the JSON-RPC envelope: one object (batches are not
+// supported, REQUIREMENTS B9), "jsonrpc":"2.0", a string or number id (no
+// notifications) and a method name.
+func parseEnvelope(body []byte) (*envelope, *a2a.Error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if !json.Valid(trimmed) {
+			return nil, a2a.NewError(a2a.CodeParseError, "")
+		}
+		return nil, a2a.NewError(a2a.CodeInvalidRequest, "batch requests are not supported")
+	}
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		if e := wire.DecodeError(err); e.Code == a2a.CodeParseError {
+			return nil, e
+		}
+		return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request must be a JSON-RPC 2.0 request object")
+	}
+	switch {
+	case env.JSONRPC != "2.0":
+		return &env, a2a.NewError(a2a.CodeInvalidRequest, `"jsonrpc" must be "2.0"`)
+	case len(env.ID) == 0:
+		return &env, a2a.NewError(a2a.CodeInvalidRequest, "notifications (requests without an id) are not supported")
+	case !validID(env.ID) || bytes.Equal(env.ID, nullID):
+		return &env, a2a.NewError(a2a.CodeInvalidRequest, `"id" must be a string or a number`)
+	case env.Method == "":
+		return &env, a2a.NewError(a2a.CodeInvalidRequest, `"method" is required`)
+	}
+	return &env, nil
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return bytes.Equal(id, nullID)
+}
+
+// decodeParams decodes the params member; absent or null params decode as
+// an empty object.
+func decodeParams(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || bytes.Equal(raw, nullID) {
+		return nil
+	}
+	if raw[0] != '{' {
+		return a2a.InvalidParam("params", "params must be an object")
+	}
+	return wire.Decode(raw, v)
+}
+
+func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *envelope) {
+	var (
+		result any
+		err    error
+	)
+	switch env.Method {
+	case "SendMessage":
+		var req a2a.SendMessageRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.SendMessage(ctx, &req)
+		}
+	case "SendStreamingMessage":
+		var req a2a.SendMessageRequest
+		if perr := decodeParams(env.Params, &req); perr != nil {
+			err = perr
+			break
+		}
+		j.stream(w, env.ID, j.h.SendStreamingMessage(ctx, &req))
+		return
+	case "SubscribeToTask":
+		var req a2a.SubscribeToTaskRequest
+		if perr := decodeParams(env.Params, &req); perr != nil {
+			err = perr
+			break
+		}
+		j.stream(w, env.ID, j.h.SubscribeToTask(ctx, &req))
+		return
+	case "GetTask":
+		var req a2a.GetTaskRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.GetTask(ctx, &req)
+		}
+	case "ListTasks":
+		var req a2a.ListTasksRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.ListTasks(ctx, &req)
+		}
+	case "CancelTask":
+		var req a2a.CancelTaskRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.CancelTask(ctx, &req)
+		}
+	case "CreateTaskPushNotificationConfig":
+		var req a2a.TaskPushNotificationConfig
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.CreateTaskPushNotificationConfig(ctx, &req)
+		}
+	case "GetTaskPushNotificationConfig":
+		var req a2a.GetTaskPushNotificationConfigRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.GetTaskPushNotificationConfig(ctx, &req)
+		}
+	case "ListTaskPushNotificationConfigs":
+		var req a2a.ListTaskPushNotificationConfigsRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.ListTaskPushNotificationConfigs(ctx, &req)
+		}
+	case "DeleteTaskPushNotificationConfig":
+		var req a2a.DeleteTaskPushNotificationConfigRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			err = j.h.DeleteTaskPushNotificationConfig(ctx, &req)
+			result = struct{}{}
+		}
+	case "GetExtendedAgentCard":
+		var req a2a.GetExtendedAgentCardRequest
+		if err = decodeParams(env.Params, &req); err == nil {
+			result, err = j.h.GetExtendedAgentCard(ctx, &req)
+		}
+	default:
+		err = a2a.NewError(a2a.CodeMethodNotFound, "")
+	}
+	if err != nil {
+		j.writeError(w, http.StatusOK, env.ID, err)
+		return
+	}
+	b, merr := marshalResponse(env.ID, result)
+	if merr != nil {
+		j.log.Error("encoding JSON-RPC result", "method", env.Method, "err", merr)
+		j.writeError(w, http.StatusOK, env.ID, a2a.NewError(a2a.CodeInternal, ""))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if _, err := w.Write(b); err != nil {
+		j.log.Debug("writing JSON-RPC response", "err", err)
+	}
+}
+
+// stream answers a streaming method with SSE frames, each a full JSON-RPC
+// response with the request id (A2A §9.4.2). An error before the first frame
+// is a plain JSON-RPC error response; one after it is sent as a last frame
+// (REQUIREMENTS B2).
+func (j *Handler) stream(w http.ResponseWriter, id json.RawMessage, events iter.Seq2[server.StreamEvent, error]) {
+	var sw *sse.Writer
+	defer func() {
+		if sw != nil {
+			sw.Close()
+		}
+	}()
+	for ev, err := range events {
+		if err != nil {
+			if sw == nil {
+				j.writeError(w, http.StatusOK, id, err)
+				return
+			}
+			_ = sw.Event("", marshalError(id, a2a.AsError(err)))
+			return
+		}
+		if sw == nil {
+			sw = sse.Start(w, j.keepAlive)
+		}
+		b, merr := marshalResponse(id, a2a.StreamResponse{Event: ev.Event})
+		if merr != nil {
+			j.log.Error("encoding stream event", "err", merr)
+			_ = sw.Event("", marshalError(id, a2a.NewError(a2a.CodeInternal, "")))
+			return
+		}
+		if sw.Event(ev.ID, b) != nil {
+			return // the client went away
+		}
+	}
+	if sw == nil { // a stream with no events at all
+		sw = sse.Start(w, 0)
+	}
+}
+
+func marshalResponse(id json.RawMessage, result any) ([]byte, error) {
+	res, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(res)+len(id)+32)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, res...)
+	return append(b, '}'), nil
+}
+
+// wireError is the JSON-RPC error object; data is the array of detail
+// objects, each with an "@type" (A2A §9.5).
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    []any  `json:"data,omitempty"`
+}
+
+func marshalError(id json.RawMessage, e *a2a.Error) []byte {
+	b, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{Code: e.Code.JSONRPCCode(), Message: e.Text(), Data: e.WireDetails()}})
+	if err != nil {
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+	}
+	return b
+}
+
+// writeError writes a JSON-RPC error response. JSON-RPC errors travel with
+// HTTP 200 (REQUIREMENTS B3), except where the HTTP layer itself refused the
+// request, and authentication failures, which use 401 and 403 so gateways
+// and clients see them.
+func (j *Handler) writeError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
+	e := a2a.AsError(err)
+	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
+		j.log.Error("internal error", "err", err)
+	}
+	switch e.Code {
+	case a2a.CodeUnauthenticated, a2a.CodePermissionDenied:
+		status = e.Code.HTTPStatus()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(marshalError(id, e))
+}

@@ -86,10 +86,14 @@ type ListResult struct {
 type Store interface {
 	// Append adds events to the log of task taskID, which must currently
 	// end at seq after, and replaces its snapshot with task. With after 0
-	// it creates the task in scope (ErrConflict if it exists). Events are
-	// numbered after+1, after+2, ... and must carry those numbers. If the
-	// log no longer ends at after, Append returns ErrConflict and changes
-	// nothing. An appended event is durable when Append returns.
+	// it creates the task in scope (ErrConflict if the id exists in any
+	// scope; ids are server-generated, so this reveals nothing). Events
+	// are numbered after+1, after+2, ... and must carry those numbers;
+	// misnumbered events are an error other than ErrConflict, so that
+	// optimistic retry loops do not spin on them. A task missing from the
+	// scope is ErrNotFound. If the log does not end at after, Append
+	// returns ErrConflict. A failed Append changes nothing. An appended
+	// event is durable when Append returns.
 	Append(ctx context.Context, scope Scope, taskID string, after int64, events []Event, task *a2a.Task) error
 
 	// Get returns the snapshot of a task and the seq of the last event

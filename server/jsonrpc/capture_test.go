@@ -103,8 +103,8 @@ type idMap struct {
 	// exactTime compares timestamps exactly instead of only checking
 	// their form; our fake clock stamps as the kit's clock did.
 	exactTime bool
-	ours   map[string]string // recorded -> ours
-	theirs map[string]string // ours -> recorded
+	ours      map[string]string // recorded -> ours
+	theirs    map[string]string // ours -> recorded
 }
 
 func (m *idMap) pair(recorded, ours string) error {

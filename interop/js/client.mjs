@@ -1,0 +1,443 @@
+#!/usr/bin/env node
+// Interop checks: the official JavaScript SDK (@a2a-js/sdk, pinned to 1.3.0
+// in package.json) used as an A2A v1.0 CLIENT of our Go server.
+//
+// Usage:
+//   node client.mjs <baseURL> <jsonrpc|rest> [--name=<expected agent name>]
+//
+//   baseURL  where the server serves /.well-known/agent-card.json,
+//            e.g. http://127.0.0.1:8080
+//   binding  "jsonrpc" selects the card's JSONRPC interface,
+//            "rest" selects its HTTP+JSON interface.
+//
+// Environment:
+//   A2A_INTEROP_TIMEOUT_MS  per-operation timeout (default 10000)
+//   A2A_INTEROP_TRACE=1     log every HTTP request the SDK makes to stderr
+//
+// The server is expected to host an echo agent: each message creates a task
+// that reports TASK_STATE_WORKING, emits one artifact whose text part is
+// "echo: " + <message text>, and completes. The card declares streaming and
+// pushNotifications.
+//
+// Output is TAP-like: one "ok - <name>" or "not ok - <name>: <reason>" line
+// per check, "# ..." diagnostic lines, and finally exactly
+// "<N> passed, <M> failed". The exit status is 1 if M > 0, 2 on bad usage.
+//
+// Only loopback hosts are ever contacted: the fetch used by the SDK refuses
+// any other destination (the agent card could name one).
+
+import { randomUUID } from 'node:crypto';
+
+import {
+  ListTaskPushNotificationConfigsRequest,
+  ListTasksRequest,
+  SendMessageRequest,
+  TaskPushNotificationConfig,
+  TaskState,
+  taskStateToJSON,
+} from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+} from '@a2a-js/sdk/client';
+import { A2AError } from '@a2a-js/sdk/errors';
+
+// ---------------------------------------------------------------------------
+// Arguments.
+
+const BINDINGS = {
+  jsonrpc: 'JSONRPC',
+  rest: 'HTTP+JSON',
+};
+
+const positional = [];
+let expectedName;
+for (const arg of process.argv.slice(2)) {
+  if (arg.startsWith('--name=')) expectedName = arg.slice('--name='.length);
+  else positional.push(arg);
+}
+if (positional.length !== 2 || !(positional[1] in BINDINGS)) {
+  console.error('usage: node client.mjs <baseURL> <jsonrpc|rest> [--name=<agent name>]');
+  process.exit(2);
+}
+const [baseUrl, bindingArg] = positional;
+const binding = BINDINGS[bindingArg];
+const TIMEOUT_MS = Number(process.env.A2A_INTEROP_TIMEOUT_MS) || 10000;
+const TRACE = process.env.A2A_INTEROP_TRACE === '1';
+
+// ---------------------------------------------------------------------------
+// fetch: loopback only, optional tracing.
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+function isLoopback(url) {
+  try {
+    return LOOPBACK.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+if (!isLoopback(baseUrl)) {
+  console.error(`refusing non-loopback base URL ${baseUrl}`);
+  process.exit(2);
+}
+
+async function guardedFetch(input, init) {
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  if (!isLoopback(url)) {
+    throw new Error(`interop client refuses non-loopback URL ${url}`);
+  }
+  if (TRACE) {
+    const headers = Object.entries(init?.headers ?? {})
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ');
+    const body = typeof init?.body === 'string' ? ` ${init.body}` : '';
+    console.error(`> ${init?.method ?? 'GET'} ${url} [${headers}]${body}`);
+  }
+  // The card resolver passes no AbortSignal; bound every request anyway.
+  const res = await fetch(input, init?.signal ? init : { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+  if (TRACE) {
+    console.error(`< ${res.status} ${res.headers.get('content-type') ?? ''}`);
+  }
+  return res;
+}
+
+// ---------------------------------------------------------------------------
+// Check harness.
+
+let passed = 0;
+let failed = 0;
+
+function note(msg) {
+  console.log(`# ${msg}`);
+}
+
+/** Runs fn; it returns nothing on success and throws on failure. */
+async function check(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok - ${name}`);
+  } catch (err) {
+    failed++;
+    console.log(`not ok - ${name}: ${describe(err)}`);
+  }
+}
+
+class CheckFailure extends Error {}
+
+function fail(msg) {
+  throw new CheckFailure(msg);
+}
+
+function assert(cond, msg) {
+  if (!cond) fail(msg);
+}
+
+function describe(err) {
+  if (err instanceof CheckFailure) return err.message;
+  if (err instanceof Error) {
+    let s = `${err.name}: ${err.message}`;
+    if (err.cause instanceof Error) s += ` (cause: ${err.cause.name}: ${err.cause.message})`;
+    return s.replace(/\s+/g, ' ');
+  }
+  return String(err);
+}
+
+function opts() {
+  return { signal: AbortSignal.timeout(TIMEOUT_MS) };
+}
+
+function stateName(state) {
+  return state === undefined ? 'undefined' : taskStateToJSON(state);
+}
+
+function textOf(parts) {
+  return (parts ?? [])
+    .filter((p) => p.content?.$case === 'text')
+    .map((p) => p.content.value)
+    .join('');
+}
+
+function userMessage(text, extra = {}) {
+  // fromJSON fills every field of the SDK's internal (ts-proto) shape.
+  return SendMessageRequest.fromJSON({
+    message: {
+      messageId: randomUUID(),
+      role: 'ROLE_USER',
+      parts: [{ text }],
+      ...extra,
+    },
+  });
+}
+
+/**
+ * Asserts that err is the A2A error `name` (e.g. "TaskNotCancelableError")
+ * with the binding-specific identity: the JSON-RPC code, or the REST HTTP
+ * status and ErrorInfo reason. Errors delivered inside an SSE stream are
+ * wrapped by the SDK's JSON-RPC transport in a plain Error whose `cause` is
+ * the typed error; that is accepted and reported as a diagnostic.
+ */
+function expectA2AError(err, { name, code, reason, httpStatus }) {
+  let e = err;
+  if (!(e instanceof A2AError) && e?.cause instanceof A2AError) {
+    note(`${name} arrived inside the SSE stream (SDK wraps it: ${describe(err)})`);
+    e = e.cause;
+  }
+  if (!(e instanceof A2AError)) {
+    fail(`expected ${name}, got non-A2A error ${describe(err)}`);
+  }
+  const problems = [];
+  if (e.name !== name) problems.push(`name ${e.name}`);
+  if (e.reason !== reason) problems.push(`reason ${e.reason}`);
+  if (binding === 'JSONRPC') {
+    if (e.transport !== 'jsonrpc') problems.push(`transport ${e.transport}`);
+    if (e.envelopeCode !== code) problems.push(`code ${e.envelopeCode}`);
+  } else {
+    if (e.transport !== 'rest') problems.push(`transport ${e.transport}`);
+    const inStream = String(e.headers?.['content-type'] ?? '').startsWith('text/event-stream');
+    if (inStream && e.statusCode === 200) {
+      // An "event: error" inside an SSE stream that was opened with 200.
+      note(`${name} arrived as an SSE error event on an HTTP 200 stream`);
+    } else if (e.statusCode !== httpStatus) {
+      problems.push(`HTTP status ${e.statusCode}`);
+    }
+  }
+  if (problems.length > 0) {
+    fail(`expected ${name} (${binding === 'JSONRPC' ? `code ${code}` : `HTTP ${httpStatus}`}, reason ${reason}); got ${problems.join(', ')}; message "${e.message}"`);
+  }
+}
+
+async function expectError(promiseFn, spec) {
+  let result;
+  try {
+    result = await promiseFn();
+  } catch (err) {
+    expectA2AError(err, spec);
+    return;
+  }
+  fail(`expected ${spec.name}, but the call succeeded: ${JSON.stringify(result)?.slice(0, 200)}`);
+}
+
+const ERR = {
+  TaskNotFound: { name: 'TaskNotFoundError', code: -32001, reason: 'TASK_NOT_FOUND', httpStatus: 404 },
+  TaskNotCancelable: { name: 'TaskNotCancelableError', code: -32002, reason: 'TASK_NOT_CANCELABLE', httpStatus: 400 },
+  UnsupportedOperation: { name: 'UnsupportedOperationError', code: -32004, reason: 'UNSUPPORTED_OPERATION', httpStatus: 400 },
+};
+
+// ---------------------------------------------------------------------------
+// Checks.
+
+let card;
+let client;
+let clientError;
+let blockingTask; // the completed task of check (b)
+
+function needClient() {
+  if (!client) fail(`no client (${clientError ? describe(clientError) : 'agent card unavailable'})`);
+  return client;
+}
+
+let retryTask; // memoized promise of the one retry below
+
+async function needTask() {
+  if (blockingTask) return blockingTask;
+  // (b) failed: try once more (once in total) so the dependent checks can
+  // still run.
+  retryTask ??= (async () => {
+    const res = await needClient().sendMessage(userMessage('hello'), opts());
+    if (!res || !('status' in res) || res.status?.state !== TaskState.TASK_STATE_COMPLETED) {
+      fail('no completed task available (blocking send did not produce one)');
+    }
+    return res;
+  })();
+  try {
+    return await retryTask;
+  } catch (err) {
+    fail(`no task from send-blocking; retry failed: ${describe(err)}`);
+  }
+}
+
+// (a) Agent card.
+await check('card', async () => {
+  const resolver = new DefaultAgentCardResolver({ fetchImpl: guardedFetch });
+  card = await resolver.resolve(baseUrl);
+  assert(card && typeof card === 'object', 'card is not an object');
+  assert(typeof card.name === 'string' && card.name !== '', 'card has no name');
+  if (expectedName !== undefined) {
+    assert(card.name === expectedName, `card name "${card.name}", want "${expectedName}"`);
+  }
+  const ifaces = card.supportedInterfaces ?? [];
+  for (const want of Object.values(BINDINGS)) {
+    const iface = ifaces.find((i) => i.protocolBinding === want);
+    assert(iface, `no supportedInterfaces entry with protocolBinding "${want}" (have ${JSON.stringify(ifaces)})`);
+    assert(iface.protocolVersion === '1.0', `${want} interface protocolVersion "${iface.protocolVersion}", want "1.0"`);
+    assert(typeof iface.url === 'string' && /^https?:\/\//.test(iface.url), `${want} interface url "${iface.url}" is not absolute`);
+    assert(isLoopback(iface.url), `${want} interface url "${iface.url}" is not a loopback URL`);
+  }
+  assert(card.capabilities?.streaming === true, 'capabilities.streaming is not true');
+  assert(card.capabilities?.pushNotifications === true, 'capabilities.pushNotifications is not true');
+});
+
+// Build the SDK client restricted to the requested binding.
+if (card) {
+  try {
+    const factory = new ClientFactory({
+      transports: [
+        binding === 'JSONRPC'
+          ? new JsonRpcTransportFactory({ fetchImpl: guardedFetch })
+          : new RestTransportFactory({ fetchImpl: guardedFetch }),
+      ],
+      preferredTransports: [binding],
+    });
+    client = await factory.createFromAgentCard(card);
+    if (client.transport.protocolName !== binding) {
+      throw new Error(`SDK selected transport ${client.transport.protocolName}, want ${binding}`);
+    }
+    note(`SDK transport ${client.transport.protocolName}, A2A-Version ${client.protocolVersion}, endpoint ${client.transport.endpoint ?? '?'}`);
+  } catch (err) {
+    clientError = err;
+    client = undefined;
+  }
+}
+
+// (b) Blocking SendMessage.
+await check('send-blocking', async () => {
+  const res = await needClient().sendMessage(userMessage('hello'), opts());
+  assert(res && 'status' in res && !('messageId' in res), `result is not a Task: ${JSON.stringify(res)?.slice(0, 200)}`);
+  assert(res.id !== '', 'task has no id');
+  assert(res.contextId !== '', 'task has no contextId');
+  assert(res.status?.state === TaskState.TASK_STATE_COMPLETED, `task state ${stateName(res.status?.state)}, want TASK_STATE_COMPLETED`);
+  const texts = (res.artifacts ?? []).map((a) => textOf(a.parts));
+  assert(texts.includes('echo: hello'), `no artifact with text "echo: hello" (artifact texts ${JSON.stringify(texts)})`);
+  blockingTask = res;
+});
+
+// (c) SendStreamingMessage.
+await check('send-streaming', async () => {
+  const events = [];
+  for await (const ev of needClient().sendMessageStream(userMessage('stream me'), opts())) {
+    events.push(ev);
+  }
+  assert(events.length > 0, 'stream produced no events');
+  const kinds = events.map((e) => e.payload?.$case ?? 'none');
+  note(`stream events: ${kinds.join(', ')}`);
+  assert(kinds[0] === 'task', `first event is "${kinds[0]}", want "task"`);
+  const task = events[0].payload.value;
+  assert(task.id !== '', 'first task event has no id');
+  const rest = events.slice(1);
+  assert(rest.length > 0, 'no events after the task');
+  for (const [i, ev] of rest.entries()) {
+    const c = ev.payload?.$case;
+    assert(c === 'statusUpdate' || c === 'artifactUpdate', `event ${i + 1} is "${c}", want statusUpdate or artifactUpdate`);
+    assert(ev.payload.value.taskId === task.id, `event ${i + 1} taskId "${ev.payload.value.taskId}", want "${task.id}"`);
+    assert(ev.payload.value.contextId === task.contextId, `event ${i + 1} contextId "${ev.payload.value.contextId}", want "${task.contextId}"`);
+  }
+  const states = [task.status?.state, ...rest.filter((e) => e.payload.$case === 'statusUpdate').map((e) => e.payload.value.status?.state)];
+  assert(states.includes(TaskState.TASK_STATE_WORKING), `no TASK_STATE_WORKING seen (states ${states.map(stateName).join(', ')})`);
+  const last = events[events.length - 1].payload;
+  assert(last.$case === 'statusUpdate', `last event is "${last.$case}", want statusUpdate`);
+  assert(last.value.status?.state === TaskState.TASK_STATE_COMPLETED, `last status ${stateName(last.value.status?.state)}, want TASK_STATE_COMPLETED`);
+  const artifactText = rest
+    .filter((e) => e.payload.$case === 'artifactUpdate')
+    .map((e) => textOf(e.payload.value.artifact?.parts))
+    .join('');
+  assert(artifactText === 'echo: stream me', `artifact text "${artifactText}", want "echo: stream me"`);
+});
+
+// (d) GetTask with historyLength 1.
+await check('get-task-history-length', async () => {
+  const t = await needTask();
+  const got = await needClient().getTask({ tenant: '', id: t.id, historyLength: 1 }, opts());
+  assert(got.id === t.id, `got task "${got.id}", want "${t.id}"`);
+  assert(got.status?.state === TaskState.TASK_STATE_COMPLETED, `state ${stateName(got.status?.state)}, want TASK_STATE_COMPLETED`);
+  assert((got.history ?? []).length <= 1, `history has ${got.history.length} messages, want at most 1`);
+});
+
+// (e) ListTasks filtered by contextId.
+await check('list-tasks-by-context', async () => {
+  const t = await needTask();
+  const res = await needClient().listTasks(ListTasksRequest.fromJSON({ contextId: t.contextId }), opts());
+  const ids = (res.tasks ?? []).map((x) => x.id);
+  assert(ids.length === 1 && ids[0] === t.id, `tasks ${JSON.stringify(ids)}, want exactly ["${t.id}"]`);
+  assert(res.tasks[0].contextId === t.contextId, `listed task contextId "${res.tasks[0].contextId}", want "${t.contextId}"`);
+});
+
+// (f) CancelTask on a finished task.
+await check('cancel-finished-task', async () => {
+  const t = await needTask();
+  await expectError(() => needClient().cancelTask({ tenant: '', id: t.id, metadata: undefined }, opts()), ERR.TaskNotCancelable);
+});
+
+// (g) SubscribeToTask on a finished task.
+await check('subscribe-finished-task', async () => {
+  const t = await needTask();
+  await expectError(async () => {
+    const events = [];
+    for await (const ev of needClient().resubscribeTask({ tenant: '', id: t.id }, opts())) {
+      events.push(ev.payload?.$case ?? 'none');
+    }
+    return { events };
+  }, ERR.UnsupportedOperation);
+});
+
+// (h) Push notification config CRUD on the task of (b).
+const WEBHOOK_URL = 'http://127.0.0.1:9/webhook'; // never called by this test
+let pushConfig;
+
+function needPushConfig() {
+  if (!pushConfig) fail('no push config (create failed)');
+  return pushConfig;
+}
+
+await check('push-config-create', async () => {
+  const t = await needTask();
+  const req = TaskPushNotificationConfig.fromJSON({ taskId: t.id, url: WEBHOOK_URL, token: 'interop-token' });
+  const cfg = await needClient().createTaskPushNotificationConfig(req, opts());
+  assert(cfg.id !== '', 'created config has no id');
+  assert(cfg.taskId === t.id, `created config taskId "${cfg.taskId}", want "${t.id}"`);
+  assert(cfg.url === WEBHOOK_URL, `created config url "${cfg.url}", want "${WEBHOOK_URL}"`);
+  pushConfig = cfg;
+});
+
+await check('push-config-get', async () => {
+  const cfg = needPushConfig();
+  const got = await needClient().getTaskPushNotificationConfig({ tenant: '', taskId: cfg.taskId, id: cfg.id }, opts());
+  assert(got.id === cfg.id, `got config id "${got.id}", want "${cfg.id}"`);
+  assert(got.taskId === cfg.taskId, `got config taskId "${got.taskId}", want "${cfg.taskId}"`);
+  assert(got.url === WEBHOOK_URL, `got config url "${got.url}", want "${WEBHOOK_URL}"`);
+});
+
+await check('push-config-list', async () => {
+  const cfg = needPushConfig();
+  const res = await needClient().listTaskPushNotificationConfig(
+    ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: cfg.taskId }),
+    opts(),
+  );
+  const ids = (res.configs ?? []).map((c) => c.id);
+  assert(ids.includes(cfg.id), `config ids ${JSON.stringify(ids)} do not include "${cfg.id}"`);
+  const listed = res.configs.find((c) => c.id === cfg.id);
+  assert(listed.url === WEBHOOK_URL, `listed config url "${listed.url}", want "${WEBHOOK_URL}"`);
+});
+
+let pushConfigDeleted = false;
+await check('push-config-delete', async () => {
+  const cfg = needPushConfig();
+  await needClient().deleteTaskPushNotificationConfig({ tenant: '', taskId: cfg.taskId, id: cfg.id }, opts());
+  pushConfigDeleted = true;
+});
+
+await check('push-config-get-after-delete', async () => {
+  const cfg = needPushConfig();
+  assert(pushConfigDeleted, 'delete failed, nothing to check');
+  await expectError(
+    () => needClient().getTaskPushNotificationConfig({ tenant: '', taskId: cfg.taskId, id: cfg.id }, opts()),
+    ERR.TaskNotFound,
+  );
+});
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed > 0 ? 1 : 0;

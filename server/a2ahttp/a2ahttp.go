@@ -1,0 +1,72 @@
+// Package a2ahttp mounts a [server.Handler] on one http.Handler at the
+// conventional paths: the agent card at /.well-known/agent-card.json, the
+// JSON-RPC binding at /a2a/jsonrpc and the HTTP+JSON binding under
+// /a2a/rest. Use it when one server hosts one agent; mount the bindings
+// yourself for any other layout.
+package a2ahttp
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/jsonrpc"
+	"github.com/goa2a/a2a/server/rest"
+)
+
+// Paths of the bindings, relative to the server's base URL.
+const (
+	JSONRPCPath = "/a2a/jsonrpc"
+	RESTPath    = "/a2a/rest"
+)
+
+// Interfaces returns the card's supportedInterfaces for a server at
+// baseURL (such as "http://127.0.0.1:8080"), JSON-RPC first.
+func Interfaces(baseURL string) []a2a.AgentInterface {
+	base := strings.TrimRight(baseURL, "/")
+	return []a2a.AgentInterface{
+		{URL: base + JSONRPCPath, ProtocolBinding: a2a.BindingJSONRPC, ProtocolVersion: a2a.ProtocolVersion},
+		{URL: base + RESTPath, ProtocolBinding: a2a.BindingHTTPJSON, ProtocolVersion: a2a.ProtocolVersion},
+	}
+}
+
+// Options tune the mux. The zero value uses the bindings' defaults.
+type Options struct {
+	// MaxBodyBytes limits request bodies (default 10 MiB).
+	MaxBodyBytes int64
+	// KeepAlive is the idle time before a stream keep-alive comment
+	// (default 15s; negative disables).
+	KeepAlive time.Duration
+	// CardMaxAge is the Cache-Control max-age of the card (default 5m).
+	CardMaxAge time.Duration
+}
+
+// NewMux returns an http.Handler serving h's card and both HTTP bindings.
+func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
+	if o.CardMaxAge == 0 {
+		o.CardMaxAge = 5 * time.Minute
+	}
+	card, err := server.CardHandler(h.Card(), o.CardMaxAge)
+	if err != nil {
+		return nil, fmt.Errorf("a2ahttp: %w", err)
+	}
+	var jopts []jsonrpc.Option
+	var ropts []rest.Option
+	if o.MaxBodyBytes > 0 {
+		jopts = append(jopts, jsonrpc.WithMaxBodyBytes(o.MaxBodyBytes))
+		ropts = append(ropts, rest.WithMaxBodyBytes(o.MaxBodyBytes))
+	}
+	if o.KeepAlive != 0 {
+		ka := max(o.KeepAlive, 0)
+		jopts = append(jopts, jsonrpc.WithKeepAlive(ka))
+		ropts = append(ropts, rest.WithKeepAlive(ka))
+	}
+	mux := http.NewServeMux()
+	mux.Handle(server.WellKnownCardPath, card)
+	mux.Handle(JSONRPCPath, jsonrpc.NewHandler(h, jopts...))
+	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, rest.NewHandler(h, ropts...)))
+	return mux, nil
+}

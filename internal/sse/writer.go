@@ -54,12 +54,23 @@ func Start(w http.ResponseWriter, keepAlive time.Duration) *Writer {
 // contain newlines (compact JSON never does). It returns the write error, if
 // any, which usually means the client went away.
 func (s *Writer) Event(id string, data []byte) error {
+	return s.NamedEvent("", id, data)
+}
+
+// NamedEvent is Event with an event type line ("event: error", say) unless
+// event is empty.
+func (s *Writer) NamedEvent(event, id string, data []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
 		return s.err
 	}
 	b := s.buf[:0]
+	if event != "" {
+		b = append(b, "event: "...)
+		b = append(b, event...)
+		b = append(b, '\n')
+	}
 	if id != "" {
 		b = append(b, "id: "...)
 		b = append(b, id...)

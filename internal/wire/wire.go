@@ -53,7 +53,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 
 // TooLarge is the A2A error for an oversize body.
 func TooLarge(err *ErrBodyTooLarge) *a2a.Error {
-	return a2a.NewError(a2a.CodeInvalidRequest, err.Error()).With("limit", strconv.FormatInt(err.Limit, 10))
+	return a2a.NewError(a2a.CodeInvalidRequest, err.Error())
 }
 
 // Decode unmarshals data into v. Malformed JSON is a ParseError; JSON of

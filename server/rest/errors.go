@@ -72,7 +72,7 @@ func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamE
 				rh.writeError(w, 0, err)
 				return
 			}
-			rh.streamError(w, sw, err)
+			rh.streamError(sw, err)
 			return
 		}
 		if sw == nil {
@@ -81,7 +81,7 @@ func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamE
 		b, merr := json.Marshal(a2a.StreamResponse{Event: ev.Event})
 		if merr != nil {
 			rh.log.Error("encoding stream event", "err", merr)
-			rh.streamError(w, sw, a2a.NewError(a2a.CodeInternal, ""))
+			rh.streamError(sw, a2a.NewError(a2a.CodeInternal, ""))
 			return
 		}
 		if sw.Event(ev.ID, b) != nil {
@@ -95,23 +95,13 @@ func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamE
 
 // streamError ends a started stream with an error frame: "event: error" and
 // the error body as data, the form the official JavaScript SDK sends and
-// recognises. sse.Writer cannot name an event type, so the frame is written
-// here, after Close has stopped the keep-alives that could interleave with
-// it.
-func (rh *Handler) streamError(w http.ResponseWriter, sw *sse.Writer, err error) {
+// recognises (REQUIREMENTS B2).
+func (rh *Handler) streamError(sw *sse.Writer, err error) {
 	e := a2a.AsError(err)
 	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
 		rh.log.Error("internal error in stream", "err", err)
 	}
-	sw.Close()
-	body := marshalError(e.Code.HTTPStatus(), e)
-	frame := make([]byte, 0, len(body)+len("event: error\ndata: \n\n"))
-	frame = append(frame, "event: error\ndata: "...)
-	frame = append(frame, body...)
-	frame = append(frame, "\n\n"...)
-	if _, werr := w.Write(frame); werr != nil {
+	if werr := sw.NamedEvent("error", "", marshalError(e.Code.HTTPStatus(), e)); werr != nil {
 		rh.log.Debug("writing stream error", "err", werr)
-		return
 	}
-	_ = http.NewResponseController(w).Flush()
 }

@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -45,6 +44,13 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
+	}
+	return m
 }
 
 // AgentInterface is one way to reach the agent: a URL, the binding spoken
@@ -94,7 +100,7 @@ type AgentExtension struct {
 	URI         string         `json:"uri,omitempty"`
 	Description string         `json:"description,omitempty"`
 	Required    bool           `json:"required,omitempty"`
-	Params      map[string]any `json:"params,omitempty"`
+	Params      map[string]any `json:"params,omitzero"`
 }
 
 // AgentSkill is one thing the agent can do.
@@ -121,7 +127,7 @@ func (s AgentSkill) MarshalJSON() ([]byte, error) {
 type AgentCardSignature struct {
 	Protected string         `json:"protected"`
 	Signature string         `json:"signature"`
-	Header    map[string]any `json:"header,omitempty"`
+	Header    map[string]any `json:"header,omitzero"`
 }
 
 // SecurityRequirement maps scheme names to the scopes required of each; all
@@ -145,6 +151,20 @@ type SecurityScheme struct {
 	MutualTLS     *MutualTLSSecurityScheme     `json:"mtlsSecurityScheme,omitempty"`
 }
 
+func (s *SecurityScheme) members() int {
+	return countSet(s.APIKey != nil, s.HTTPAuth != nil, s.OAuth2 != nil, s.OpenIDConnect != nil, s.MutualTLS != nil)
+}
+
+// MarshalJSON writes the single scheme member; zero or several members are
+// an error, since no reader would accept the result.
+func (s SecurityScheme) MarshalJSON() ([]byte, error) {
+	if n := s.members(); n != 1 {
+		return nil, fmt.Errorf("a2a: security scheme: exactly one scheme member is required, got %d", n)
+	}
+	type plain SecurityScheme
+	return json.Marshal(plain(s))
+}
+
 // UnmarshalJSON rejects a scheme with zero or several members.
 func (s *SecurityScheme) UnmarshalJSON(b []byte) error {
 	type plain SecurityScheme
@@ -152,10 +172,11 @@ func (s *SecurityScheme) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	if n := countSet(p.APIKey != nil, p.HTTPAuth != nil, p.OAuth2 != nil, p.OpenIDConnect != nil, p.MutualTLS != nil); n != 1 {
+	v := SecurityScheme(p)
+	if n := v.members(); n != 1 {
 		return fmt.Errorf("security scheme: exactly one scheme member is required, got %d", n)
 	}
-	*s = SecurityScheme(p)
+	*s = v
 	return nil
 }
 
@@ -212,6 +233,20 @@ type OAuthFlows struct {
 	DeviceCode        *DeviceCodeOAuthFlow        `json:"deviceCode,omitempty"`
 }
 
+func (f *OAuthFlows) members() int {
+	return countSet(f.AuthorizationCode != nil, f.ClientCredentials != nil, f.Implicit != nil, f.Password != nil, f.DeviceCode != nil)
+}
+
+// MarshalJSON writes the single flow member; zero or several members are an
+// error.
+func (f OAuthFlows) MarshalJSON() ([]byte, error) {
+	if n := f.members(); n != 1 {
+		return nil, fmt.Errorf("a2a: oauth flows: exactly one flow member is required, got %d", n)
+	}
+	type plain OAuthFlows
+	return json.Marshal(plain(f))
+}
+
 // UnmarshalJSON rejects flows with zero or several members.
 func (f *OAuthFlows) UnmarshalJSON(b []byte) error {
 	type plain OAuthFlows
@@ -219,10 +254,11 @@ func (f *OAuthFlows) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	if n := countSet(p.AuthorizationCode != nil, p.ClientCredentials != nil, p.Implicit != nil, p.Password != nil, p.DeviceCode != nil); n != 1 {
-		return errors.New("oauth flows: exactly one flow member is required")
+	v := OAuthFlows(p)
+	if n := v.members(); n != 1 {
+		return fmt.Errorf("oauth flows: exactly one flow member is required, got %d", n)
 	}
-	*f = OAuthFlows(p)
+	*f = v
 	return nil
 }
 
@@ -235,11 +271,29 @@ type AuthorizationCodeOAuthFlow struct {
 	PKCERequired     bool              `json:"pkceRequired,omitempty"`
 }
 
+// MarshalJSON writes scopes as {} when there are none (the member is
+// required).
+func (f AuthorizationCodeOAuthFlow) MarshalJSON() ([]byte, error) {
+	type plain AuthorizationCodeOAuthFlow
+	p := plain(f)
+	p.Scopes = nonNilMap(p.Scopes)
+	return json.Marshal(p)
+}
+
 // ClientCredentialsOAuthFlow is the client credentials flow.
 type ClientCredentialsOAuthFlow struct {
 	TokenURL   string            `json:"tokenUrl"`
 	RefreshURL string            `json:"refreshUrl,omitempty"`
 	Scopes     map[string]string `json:"scopes"`
+}
+
+// MarshalJSON writes scopes as {} when there are none (the member is
+// required).
+func (f ClientCredentialsOAuthFlow) MarshalJSON() ([]byte, error) {
+	type plain ClientCredentialsOAuthFlow
+	p := plain(f)
+	p.Scopes = nonNilMap(p.Scopes)
+	return json.Marshal(p)
 }
 
 // ImplicitOAuthFlow is the deprecated implicit flow.
@@ -262,4 +316,13 @@ type DeviceCodeOAuthFlow struct {
 	TokenURL               string            `json:"tokenUrl"`
 	RefreshURL             string            `json:"refreshUrl,omitempty"`
 	Scopes                 map[string]string `json:"scopes"`
+}
+
+// MarshalJSON writes scopes as {} when there are none (the member is
+// required).
+func (f DeviceCodeOAuthFlow) MarshalJSON() ([]byte, error) {
+	type plain DeviceCodeOAuthFlow
+	p := plain(f)
+	p.Scopes = nonNilMap(p.Scopes)
+	return json.Marshal(p)
 }

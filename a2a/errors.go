@@ -348,17 +348,21 @@ type badRequest struct {
 // ErrorFromWire rebuilds an *Error from what a peer sent: the ErrorInfo
 // reason decides the kind first, then the binding's own code (kind), which
 // the caller derives from the JSON-RPC code or HTTP/gRPC status
-// (REQUIREMENTS B13). Details other than ErrorInfo and BadRequest are kept.
+// (REQUIREMENTS B13). Only an ErrorInfo of the A2A domain (or one without a
+// domain) with a known reason is read; any other ErrorInfo, and details
+// other than ErrorInfo and BadRequest, are kept in Details.
 func ErrorFromWire(kind Code, message string, details []map[string]any) *Error {
 	e := &Error{Code: kind, Message: message}
 	for _, d := range details {
 		switch d["@type"] {
 		case ErrorInfoType:
-			if r, _ := d["reason"].(string); r != "" {
-				if c, ok := CodeFromReason(r); ok {
-					e.Code = c
-				}
+			r, _ := d["reason"].(string)
+			c, known := CodeFromReason(r)
+			if dom, ok := d["domain"].(string); !known || (ok && dom != ErrorDomain) {
+				e.Details = append(e.Details, d)
+				continue
 			}
+			e.Code = c
 			if md, ok := d["metadata"].(map[string]any); ok {
 				e.Metadata = make(map[string]string, len(md))
 				for k, v := range md {

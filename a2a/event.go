@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,22 +43,38 @@ type SendMessageResponse struct {
 
 var errEmptyOneof = errors.New("exactly one member is required")
 
-// MarshalJSON writes the single member.
+// MarshalJSON writes the single member. A nil event, or a nil pointer in
+// it, is an error.
 func (r StreamResponse) MarshalJSON() ([]byte, error) {
-	var key string
-	switch r.Event.(type) {
+	// One wrapper struct per member: a single json.Marshal writes the
+	// final bytes.
+	switch e := r.Event.(type) {
 	case *Task:
-		key = "task"
+		if e != nil {
+			return json.Marshal(struct {
+				V *Task `json:"task"`
+			}{e})
+		}
 	case *Message:
-		key = "message"
+		if e != nil {
+			return json.Marshal(struct {
+				V *Message `json:"message"`
+			}{e})
+		}
 	case *TaskStatusUpdateEvent:
-		key = "statusUpdate"
+		if e != nil {
+			return json.Marshal(struct {
+				V *TaskStatusUpdateEvent `json:"statusUpdate"`
+			}{e})
+		}
 	case *TaskArtifactUpdateEvent:
-		key = "artifactUpdate"
-	default:
-		return nil, fmt.Errorf("a2a: StreamResponse: %w", errEmptyOneof)
+		if e != nil {
+			return json.Marshal(struct {
+				V *TaskArtifactUpdateEvent `json:"artifactUpdate"`
+			}{e})
+		}
 	}
-	return wrapMember(key, r.Event)
+	return nil, fmt.Errorf("a2a: StreamResponse: %w", errEmptyOneof)
 }
 
 // UnmarshalJSON reads a StreamResponse, rejecting zero or several members.
@@ -73,33 +88,43 @@ func (r *StreamResponse) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	var evs []Event
+	var ev Event
+	n := 0
 	if w.Task != nil {
-		evs = append(evs, w.Task)
+		ev, n = w.Task, n+1
 	}
 	if w.Message != nil {
-		evs = append(evs, w.Message)
+		ev, n = w.Message, n+1
 	}
 	if w.StatusUpdate != nil {
-		evs = append(evs, w.StatusUpdate)
+		ev, n = w.StatusUpdate, n+1
 	}
 	if w.ArtifactUpdate != nil {
-		evs = append(evs, w.ArtifactUpdate)
+		ev, n = w.ArtifactUpdate, n+1
 	}
-	if len(evs) != 1 {
-		return fmt.Errorf("stream response: one of task, message, statusUpdate or artifactUpdate is required, got %d", len(evs))
+	if n != 1 {
+		return fmt.Errorf("stream response: one of task, message, statusUpdate or artifactUpdate is required, got %d", n)
 	}
-	r.Event = evs[0]
+	r.Event = ev
 	return nil
 }
 
-// MarshalJSON writes {"task": ...} or {"message": ...}.
+// MarshalJSON writes {"task": ...} or {"message": ...}. A nil result, or a
+// nil pointer in it, is an error.
 func (r SendMessageResponse) MarshalJSON() ([]byte, error) {
 	switch v := r.Result.(type) {
 	case *Task:
-		return wrapMember("task", v)
+		if v != nil {
+			return json.Marshal(struct {
+				V *Task `json:"task"`
+			}{v})
+		}
 	case *Message:
-		return wrapMember("message", v)
+		if v != nil {
+			return json.Marshal(struct {
+				V *Message `json:"message"`
+			}{v})
+		}
 	}
 	return nil, fmt.Errorf("a2a: SendMessageResponse: %w", errEmptyOneof)
 }
@@ -122,19 +147,4 @@ func (r *SendMessageResponse) UnmarshalJSON(b []byte) error {
 		return errors.New("send message response: exactly one of task or message is required")
 	}
 	return nil
-}
-
-func wrapMember(key string, v any) ([]byte, error) {
-	inner, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(key) + len(inner) + 5)
-	buf.WriteString(`{"`)
-	buf.WriteString(key)
-	buf.WriteString(`":`)
-	buf.Write(inner)
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
 }

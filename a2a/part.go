@@ -1,11 +1,11 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Part is one piece of content of a message or an artifact (proto Part, A2A
@@ -34,6 +34,10 @@ type URL string
 
 // Data is the content of a structured part: any JSON value (a
 // google.protobuf.Value), kept as its encoded form.
+//
+// JSON null is a valid Value, so {"data": null} is a data part holding null
+// (as in ProtoJSON, where null sets a Value field), not a part without
+// content. An empty Data encodes as null.
 type Data json.RawMessage
 
 func (Text) isPartContent() {}
@@ -97,7 +101,7 @@ type partWire struct {
 	Raw       *string         `json:"raw,omitempty"`
 	URL       *string         `json:"url,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty"`
-	Metadata  map[string]any  `json:"metadata,omitempty"`
+	Metadata  map[string]any  `json:"metadata,omitzero"`
 	Filename  string          `json:"filename,omitempty"`
 	MediaType string          `json:"mediaType,omitempty"`
 }
@@ -107,7 +111,7 @@ type partWire struct {
 func (p Part) MarshalJSON() ([]byte, error) {
 	if t, ok := p.Content.(Text); ok && p.Metadata == nil && p.Filename == "" && p.MediaType == "" {
 		// Fast path for the most common part.
-		b := make([]byte, 0, len(t)+12)
+		b := make([]byte, 0, len(t)+len(`{"text":""}`))
 		b = append(b, `{"text":`...)
 		b = appendJSONString(b, string(t))
 		return append(b, '}'), nil
@@ -163,7 +167,8 @@ func (p *Part) UnmarshalJSON(b []byte) error {
 	}
 	if w.Data != nil {
 		n++
-		p.Content = Data(bytes.Clone(w.Data))
+		// json.RawMessage copies what it decodes: w.Data is ours.
+		p.Content = Data(w.Data)
 	}
 	if n != 1 {
 		return errPartContent
@@ -180,18 +185,55 @@ func decodeBase64(s string) ([]byte, error) {
 	return nil, errors.New("not valid base64")
 }
 
-// appendJSONString appends s as a JSON string, escaping as encoding/json
-// does (HTML-safe, with U+2028 and U+2029 escaped).
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it: HTML-safe, with U+2028 and U+2029 escaped and invalid UTF-8
+// replaced by U+FFFD.
 func appendJSONString(dst []byte, s string) []byte {
-	// Fast path: no byte needs escaping.
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
+	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
-	dst = append(dst, s...)
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default: // other control characters, <, > and &
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }

@@ -3,12 +3,13 @@ package a2a
 import "encoding/json"
 
 // SendMessageRequest is the input of SendMessage and SendStreamingMessage
-// (proto SendMessageRequest, A2A §3.1.1).
+// (proto SendMessageRequest, A2A §3.1.1). Message is REQUIRED; a nil Message
+// is omitted rather than written as null.
 type SendMessageRequest struct {
 	Tenant        string                    `json:"tenant,omitempty"`
-	Message       *Message                  `json:"message"`
+	Message       *Message                  `json:"message,omitempty"`
 	Configuration *SendMessageConfiguration `json:"configuration,omitempty"`
-	Metadata      map[string]any            `json:"metadata,omitempty"`
+	Metadata      map[string]any            `json:"metadata,omitzero"`
 }
 
 // SendMessageConfiguration tunes a SendMessage call (proto
@@ -64,7 +65,7 @@ func (r ListTasksResponse) MarshalJSON() ([]byte, error) {
 type CancelTaskRequest struct {
 	Tenant   string         `json:"tenant,omitempty"`
 	ID       string         `json:"id"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Metadata map[string]any `json:"metadata,omitzero"`
 }
 
 // SubscribeToTaskRequest is the input of SubscribeToTask.

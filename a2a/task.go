@@ -12,7 +12,7 @@ type Task struct {
 	Status    TaskStatus     `json:"status"`
 	History   []Message      `json:"history,omitempty"`
 	Artifacts []Artifact     `json:"artifacts,omitzero"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitzero"`
 }
 
 // TaskStatus is a task's state, with an optional message from the agent and
@@ -25,24 +25,32 @@ type TaskStatus struct {
 
 // Message is one turn of communication between client and agent (proto
 // Message, A2A §4.1.4).
+//
+// Parts is REQUIRED with at least one part. A nil Parts is omitted, as
+// ProtoJSON omits an empty repeated field; it is never written as null.
+//
+// Metadata fields throughout the package are google.protobuf.Struct
+// messages: a nil map is unset and omitted, an empty non-nil map is set and
+// written as {}, as ProtoJSON does.
 type Message struct {
 	MessageID        string         `json:"messageId"`
 	ContextID        string         `json:"contextId,omitempty"`
 	TaskID           string         `json:"taskId,omitempty"`
 	Role             Role           `json:"role"`
-	Parts            []Part         `json:"parts"`
-	Metadata         map[string]any `json:"metadata,omitempty"`
+	Parts            []Part         `json:"parts,omitzero"`
+	Metadata         map[string]any `json:"metadata,omitzero"`
 	Extensions       []string       `json:"extensions,omitempty"`
 	ReferenceTaskIDs []string       `json:"referenceTaskIds,omitempty"`
 }
 
-// Artifact is an output of a task (proto Artifact, A2A §4.1.7).
+// Artifact is an output of a task (proto Artifact, A2A §4.1.7). Parts is
+// REQUIRED with at least one part; a nil Parts is omitted, never null.
 type Artifact struct {
 	ArtifactID  string         `json:"artifactId"`
 	Name        string         `json:"name,omitempty"`
 	Description string         `json:"description,omitempty"`
-	Parts       []Part         `json:"parts"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
+	Parts       []Part         `json:"parts,omitzero"`
+	Metadata    map[string]any `json:"metadata,omitzero"`
 	Extensions  []string       `json:"extensions,omitempty"`
 }
 
@@ -53,7 +61,7 @@ type TaskStatusUpdateEvent struct {
 	TaskID    string         `json:"taskId"`
 	ContextID string         `json:"contextId"`
 	Status    TaskStatus     `json:"status"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitzero"`
 }
 
 // TaskArtifactUpdateEvent delivers an artifact or a chunk of one (proto
@@ -65,7 +73,7 @@ type TaskArtifactUpdateEvent struct {
 	Artifact  Artifact       `json:"artifact"`
 	Append    bool           `json:"append,omitempty"`
 	LastChunk bool           `json:"lastChunk,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitzero"`
 }
 
 // NewTextMessage returns a message with one text part.

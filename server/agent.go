@@ -21,8 +21,11 @@ import (
 // task as well; it never takes the server down.
 //
 // When a client answers an interrupted task, Execute is called again with
-// [Request.Task] set to the task as it stands; the Handler has already moved
-// the task back to working.
+// [Request.Task] set to the task as it stood when the answer arrived (still
+// input-required or auth-required, its question as the status message), so
+// the agent knows what it is resuming from. By the time Execute runs, the
+// Handler has moved the task back to working and added the answer to its
+// history.
 type Agent interface {
 	Execute(ctx context.Context, req *Request, w *Writer) error
 }
@@ -40,8 +43,8 @@ type Request struct {
 	// Message is the client's message, with its contextId (and taskId,
 	// when it continues a task) filled in.
 	Message *a2a.Message
-	// Task is the task this message continues, or nil for a new exchange.
-	// It must not be modified.
+	// Task is the task this message continues, as it stood before the
+	// message arrived, or nil for a new exchange. It must not be modified.
 	Task *a2a.Task
 	// TaskID is the id of the task: the existing one, or the one the task
 	// will have if the agent starts one.

@@ -41,11 +41,15 @@ type exchangeResult struct {
 	err   error
 }
 
-func (ex *exchange) resolve(r exchangeResult) {
+// resolve settles the exchange with r unless it is settled already, and
+// reports whether r was taken.
+func (ex *exchange) resolve(r exchangeResult) (taken bool) {
 	ex.once.Do(func() {
 		ex.res = r
 		close(ex.ready)
+		taken = true
 	})
+	return taken
 }
 
 // SendMessage sends a message to the agent (A2A §3.1.1). Unless the
@@ -53,6 +57,9 @@ func (ex *exchange) resolve(r exchangeResult) {
 // terminal or interrupted and returns it; a direct reply is returned as a
 // message.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	if err := h.begin(ctx); err != nil {
+		return nil, err
+	}
 	res, err := h.startExchange(ctx, req)
 	if err != nil {
 		return nil, err
@@ -118,8 +125,8 @@ func (h *Handler) waitSettled(ctx context.Context, res exchangeResult) (*a2a.Tas
 // frame comes as the only item; a binding answers it as a plain error.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
-		if !h.card.Capabilities.SupportsStreaming() {
-			yield(StreamEvent{}, a2a.NewError(a2a.CodeUnsupportedOperation, "streaming is not supported by this agent"))
+		if err := h.checkStreaming(ctx); err != nil {
+			yield(StreamEvent{}, err)
 			return
 		}
 		res, err := h.startExchange(ctx, req)
@@ -192,6 +199,9 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 		case <-ctx.Done():
 			return
 		case <-h.done:
+			// Tell the client the stream did not end with the task, so
+			// it can resume elsewhere or later.
+			yield(StreamEvent{}, errClosed)
 			return
 		}
 	}
@@ -219,12 +229,22 @@ func emit(taskID string, ev store.Event, seq int64, yield func(StreamEvent, erro
 	return ev.Seq, false
 }
 
-// startExchange validates a SendMessage request and hands the message to the
-// agent: to a new exchange, or to the task it continues.
-func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest) (exchangeResult, error) {
+// checkStreaming checks the service parameters, then that the card
+// declares streaming (A2A §3.3.4).
+func (h *Handler) checkStreaming(ctx context.Context) error {
 	if err := h.begin(ctx); err != nil {
-		return exchangeResult{}, err
+		return err
 	}
+	if !h.card.Capabilities.SupportsStreaming() {
+		return a2a.NewError(a2a.CodeUnsupportedOperation, "streaming is not supported by this agent")
+	}
+	return nil
+}
+
+// startExchange validates a SendMessage request and hands the message to the
+// agent: to a new exchange, or to the task it continues. The caller has
+// checked the service parameters.
+func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest) (exchangeResult, error) {
 	if err := h.validateSend(req); err != nil {
 		return exchangeResult{}, err
 	}
@@ -261,7 +281,13 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 	case <-ex.ready:
 		return ex.res, ex.res.err
 	case <-ctx.Done():
-		return exchangeResult{}, a2a.AsError(ctx.Err())
+		// Settle the exchange so that a task the agent starts later
+		// attaches no subscriber for a caller who is gone.
+		err := a2a.AsError(ctx.Err())
+		if ex.resolve(exchangeResult{err: err}) {
+			return exchangeResult{}, err
+		}
+		return ex.res, ex.res.err // the agent got there first
 	}
 }
 
@@ -284,6 +310,22 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		return exchangeResult{}, a2a.InvalidParam("message.contextId",
 			"contextId "+strconv.Quote(msg.ContextID)+" does not match the context of task "+strconv.Quote(t.ID))
 	}
+	if h.isClosed() {
+		// No agent would answer: leave the task as it is.
+		return exchangeResult{}, errClosed
+	}
+	// The webhook is registered first: if that fails, the task is left
+	// untouched.
+	if pushConfig != nil {
+		c := *pushConfig
+		c.TaskID, c.Tenant = t.ID, scope.Tenant
+		if c.ID == "" {
+			c.ID = h.newID()
+		}
+		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c); err != nil {
+			return exchangeResult{}, a2a.AsError(err)
+		}
+	}
 	msg.ContextID = t.ContextID
 	r.TaskID, r.ContextID, r.Task = t.ID, t.ContextID, t
 	var events []a2a.Event
@@ -297,19 +339,19 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	if err := h.appendLocked(ctx, lt, events...); err != nil {
 		return exchangeResult{}, a2a.AsError(err)
 	}
-	if pushConfig != nil {
-		c := *pushConfig
-		c.TaskID, c.Tenant = t.ID, scope.Tenant
-		if c.ID == "" {
-			c.ID = h.newID()
-		}
-		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c); err != nil {
-			return exchangeResult{}, a2a.AsError(err)
-		}
-	}
 	exec := h.newExecution()
 	w := &Writer{h: h, req: r, exec: exec, lt: lt}
 	if err := h.execute(r, w); err != nil {
+		// Close came after the check above: the task was moved to working
+		// but no agent will answer, so it fails as Close fails every
+		// unfinished task.
+		reason := &a2a.Message{MessageID: h.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(shutdownText)}}
+		if ferr := h.appendLocked(ctx, lt, &a2a.TaskStatusUpdateEvent{
+			TaskID: t.ID, ContextID: t.ContextID,
+			Status: a2a.TaskStatus{State: a2a.TaskStateFailed, Message: reason, Timestamp: h.stamp()},
+		}); ferr != nil {
+			h.log.Error("failing task", "task", t.ID, "err", ferr)
+		}
 		return exchangeResult{}, err
 	}
 	if lt.execs == nil {

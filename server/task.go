@@ -214,8 +214,9 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 	}
 	lt.execs = map[*execution]struct{}{ex.exec: {}}
 	sub := newSubscriber()
-	lt.subscribe(sub)
-	ex.resolve(exchangeResult{lt: lt, task: task, seq: 1, sub: sub})
+	if ex.resolve(exchangeResult{lt: lt, task: task, seq: 1, sub: sub}) {
+		lt.subscribe(sub) // under lt.mu: no event can come before it
+	}
 	return lt, nil
 }
 
@@ -226,6 +227,11 @@ func (h *Handler) setStatus(ctx context.Context, lt *liveTask, state a2a.TaskSta
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	if state == a2a.TaskStateSubmitted && lt.task.Status.State != a2a.TaskStateSubmitted {
+		// Submitted is where a task starts, never where it returns
+		// (REQUIREMENTS R034).
+		return fmt.Errorf("server: a task in %v cannot go back to %v", lt.task.Status.State, state)
+	}
 	ev := &a2a.TaskStatusUpdateEvent{
 		TaskID: lt.id, ContextID: lt.task.ContextID,
 		Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: h.stamp()},
@@ -283,6 +289,9 @@ func (h *Handler) execute(req *Request, w *Writer) error {
 
 var errClosed = a2a.NewError(a2a.CodeUnavailable, "the server is shutting down")
 
+// shutdownText is the status message of a task failed by Close.
+const shutdownText = "The server shut down before the task finished."
+
 // errAgentPanicked reports a panic in an agent.
 var errAgentPanicked = errors.New("the agent failed unexpectedly; see the server log")
 
@@ -317,7 +326,7 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 		reason := "The agent stopped before the task finished."
 		switch {
 		case h.isClosed():
-			reason = "The server shut down before the task finished."
+			reason = shutdownText
 		case err != nil:
 			reason = err.Error()
 			h.log.Warn("agent failed", "task", lt.id, "err", err)

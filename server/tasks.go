@@ -170,12 +170,8 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 // snapshot, so a client that lost its connection misses nothing.
 func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
-		if err := h.begin(ctx); err != nil {
+		if err := h.checkStreaming(ctx); err != nil {
 			yield(StreamEvent{}, err)
-			return
-		}
-		if !h.card.Capabilities.SupportsStreaming() {
-			yield(StreamEvent{}, a2a.NewError(a2a.CodeUnsupportedOperation, "streaming is not supported by this agent"))
 			return
 		}
 		if err := requireID("id", req.ID); err != nil {

@@ -1,0 +1,346 @@
+package server_test
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/server"
+)
+
+func TestPushConfigCRUD(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := v1(testCtx(t))
+	task := sendTask(t, h, ctx, newRequest("input"))
+
+	generated, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{
+		TaskID: task.ID, URL: "https://example.com/hook", Token: "tok",
+		Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "secret"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generated.ID == "" || generated.TaskID != task.ID || generated.URL != "https://example.com/hook" || generated.Token != "tok" ||
+		generated.Authentication == nil || generated.Authentication.Credentials != "secret" {
+		t.Errorf("created %+v, want the config with a new id", generated)
+	}
+	given, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task.ID, ID: "mine", URL: "http://example.com/other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if given.ID != "mine" {
+		t.Errorf("created id %q, want the given %q", given.ID, "mine")
+	}
+	if generated.ID == given.ID {
+		t.Error("generated id collides")
+	}
+
+	get := func(id string) (*a2a.TaskPushNotificationConfig, error) {
+		return h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: id})
+	}
+	for _, want := range []*a2a.TaskPushNotificationConfig{generated, given} {
+		got, err := get(want.ID)
+		if err != nil {
+			t.Fatalf("get %s: %v", want.ID, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("get %s = %+v, want %+v", want.ID, got, want)
+		}
+	}
+	list := func() []string {
+		t.Helper()
+		res, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NextPageToken != "" {
+			t.Errorf("nextPageToken %q without a page size", res.NextPageToken)
+		}
+		var out []string
+		for _, c := range res.Configs {
+			out = append(out, c.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := list(), sorted(generated.ID, "mine"); !slices.Equal(got, want) {
+		t.Errorf("list %q, want %q", got, want)
+	}
+
+	// Creating with an existing id replaces the config.
+	if _, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task.ID, ID: "mine", URL: "https://example.com/replaced"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := get("mine"); err != nil || got.URL != "https://example.com/replaced" {
+		t.Errorf("after replacing: %+v, %v", got, err)
+	}
+
+	del := func(id string) error {
+		return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task.ID, ID: id})
+	}
+	if err := del("mine"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if err := del("mine"); err != nil {
+		t.Errorf("delete again: %v, want success", err)
+	}
+	if err := del("never-existed"); err != nil {
+		t.Errorf("delete of an unknown config: %v, want success", err)
+	}
+	_, err = get("mine")
+	if e := wantErr(t, err, a2a.ErrTaskNotFound); e.Metadata["taskId"] != task.ID || e.Metadata["configId"] != "mine" {
+		t.Errorf("metadata %v, want taskId and configId", e.Metadata)
+	}
+	if got, want := list(), []string{generated.ID}; !slices.Equal(got, want) {
+		t.Errorf("list after delete %q, want %q", got, want)
+	}
+	// A config belongs to its task.
+	other := sendTask(t, h, ctx, newRequest("input"))
+	_, err = h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: other.ID, ID: generated.ID})
+	wantErr(t, err, a2a.ErrTaskNotFound)
+}
+
+func sorted(s ...string) []string {
+	slices.Sort(s)
+	return s
+}
+
+func TestPushConfigUnknownTask(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	const id = "no-such-task"
+	calls := map[string]func() error{
+		"Create": func() error {
+			_, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: id, URL: "https://example.com/hook"})
+			return err
+		},
+		"Get": func() error {
+			_, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: id, ID: "cfg"})
+			return err
+		},
+		"List": func() error {
+			_, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: id})
+			return err
+		},
+		"Delete": func() error {
+			return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: id, ID: "cfg"})
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if e := wantErr(t, call(), a2a.ErrTaskNotFound); e.Metadata["taskId"] != id {
+				t.Errorf("metadata taskId %q, want %q", e.Metadata["taskId"], id)
+			}
+		})
+	}
+}
+
+func TestPushConfigValidation(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	create := func(c a2a.TaskPushNotificationConfig) func() error {
+		return func() error {
+			_, err := h.CreateTaskPushNotificationConfig(ctx, &c)
+			return err
+		}
+	}
+	list := func(r a2a.ListTaskPushNotificationConfigsRequest) func() error {
+		return func() error {
+			_, err := h.ListTaskPushNotificationConfigs(ctx, &r)
+			return err
+		}
+	}
+	tests := []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"create without taskId", create(a2a.TaskPushNotificationConfig{URL: "https://example.com/hook"}), "taskId"},
+		{"create without url", create(a2a.TaskPushNotificationConfig{TaskID: task}), "url"},
+		{"create with relative url", create(a2a.TaskPushNotificationConfig{TaskID: task, URL: "/hook"}), "url"},
+		{"create with mailto url", create(a2a.TaskPushNotificationConfig{TaskID: task, URL: "mailto:me@example.com"}), "url"},
+		{"create with scheme-less auth", create(a2a.TaskPushNotificationConfig{TaskID: task, URL: "https://example.com/hook", Authentication: &a2a.AuthenticationInfo{Credentials: "x"}}), "authentication.scheme"},
+		{"get without taskId", func() error {
+			_, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{ID: "cfg"})
+			return err
+		}, "taskId"},
+		{"get without id", func() error {
+			_, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task})
+			return err
+		}, "id"},
+		{"delete without taskId", func() error {
+			return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{ID: "cfg"})
+		}, "taskId"},
+		{"delete without id", func() error {
+			return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task})
+		}, "id"},
+		{"list without taskId", list(a2a.ListTaskPushNotificationConfigsRequest{}), "taskId"},
+		{"list with negative pageSize", list(a2a.ListTaskPushNotificationConfigsRequest{TaskID: task, PageSize: -1}), "pageSize"},
+		{"list with pageSize 101", list(a2a.ListTaskPushNotificationConfigsRequest{TaskID: task, PageSize: 101}), "pageSize"},
+		{"list with garbage pageToken", list(a2a.ListTaskPushNotificationConfigsRequest{TaskID: task, PageToken: "not a token!"}), "pageToken"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wantViolation(t, tc.call(), tc.field)
+		})
+	}
+}
+
+func TestPushConfigPaging(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	all := []string{"c1", "c2", "c3", "c4", "c5"}
+	for _, id := range all {
+		if _, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task, ID: id, URL: "https://example.com/" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		pageSize int32
+		pages    [][]string
+	}{
+		{0, [][]string{all}},
+		{1, [][]string{{"c1"}, {"c2"}, {"c3"}, {"c4"}, {"c5"}}},
+		{2, [][]string{{"c1", "c2"}, {"c3", "c4"}, {"c5"}}},
+		{3, [][]string{{"c1", "c2", "c3"}, {"c4", "c5"}}},
+		{5, [][]string{all}},
+		{100, [][]string{all}},
+	}
+	for _, tc := range tests {
+		t.Run("pageSize "+strconv.Itoa(int(tc.pageSize)), func(t *testing.T) {
+			t.Parallel()
+			token := ""
+			for i, want := range tc.pages {
+				res, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task, PageSize: tc.pageSize, PageToken: token})
+				if err != nil {
+					t.Fatalf("page %d: %v", i, err)
+				}
+				var got []string
+				for _, c := range res.Configs {
+					got = append(got, c.ID)
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("page %d: %q, want %q", i, got, want)
+				}
+				if last := i == len(tc.pages)-1; last != (res.NextPageToken == "") {
+					t.Fatalf("page %d of %d: nextPageToken %q", i+1, len(tc.pages), res.NextPageToken)
+				}
+				token = res.NextPageToken
+			}
+		})
+	}
+}
+
+func TestPushNotSupported(t *testing.T) {
+	t.Parallel()
+	for _, push := range []*bool{nil, a2a.Ptr(false)} {
+		name := "absent"
+		if push != nil {
+			name = "false"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			h := newHandler(t, testCard(func(c *a2a.AgentCard) { c.Capabilities.PushNotifications = push }), func(ctx context.Context, req *server.Request, w *server.Writer) error {
+				calls.Add(1)
+				return scripted(ctx, req, w)
+			})
+			ctx := v1(testCtx(t))
+			task := sendTask(t, h, ctx, newRequest("input")).ID
+			withHook := func(r *a2a.SendMessageRequest) *a2a.SendMessageRequest {
+				r.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{URL: "https://example.com/hook"}}
+				return r
+			}
+			calls.Store(0)
+			tests := map[string]func() error{
+				"Create": func() error {
+					_, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task, URL: "https://example.com/hook"})
+					return err
+				},
+				"Get": func() error {
+					_, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task, ID: "cfg"})
+					return err
+				},
+				"List": func() error {
+					_, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task})
+					return err
+				},
+				"Delete": func() error {
+					return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task, ID: "cfg"})
+				},
+				"SendMessage": func() error {
+					_, err := h.SendMessage(ctx, withHook(newRequest("complete")))
+					return err
+				},
+				"SendMessage continuing": func() error {
+					_, err := h.SendMessage(ctx, withHook(continueRequest(task, "complete")))
+					return err
+				},
+				"SendStreamingMessage": func() error {
+					return firstErr(h.SendStreamingMessage(ctx, withHook(newRequest("complete"))))
+				},
+			}
+			for name, call := range tests {
+				t.Run(name, func(t *testing.T) {
+					wantErr(t, call(), a2a.ErrPushNotificationNotSupported)
+				})
+			}
+			if n := calls.Load(); n != 0 {
+				t.Errorf("the agent was called %d times", n)
+			}
+			if got := getTask(t, h, ctx, task); got.Status.State != a2a.TaskStateInputRequired {
+				t.Errorf("task is %v, want untouched", got.Status.State)
+			}
+		})
+	}
+}
+
+func TestSendMessageRegistersPushConfig(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	configs := func(task string) []a2a.TaskPushNotificationConfig {
+		t.Helper()
+		res, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Configs
+	}
+	req := newRequest("input")
+	req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{
+		URL: "https://example.com/hook", Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "s"},
+	}}
+	task := sendTask(t, h, ctx, req)
+	cs := configs(task.ID)
+	if len(cs) != 1 || cs[0].ID == "" || cs[0].TaskID != task.ID || cs[0].URL != "https://example.com/hook" || cs[0].Authentication.Credentials != "s" {
+		t.Fatalf("configs %+v, want the one sent, with an id, for the new task", cs)
+	}
+	if req.Configuration.TaskPushNotificationConfig.TaskID != "" || req.Configuration.TaskPushNotificationConfig.ID != "" {
+		t.Error("SendMessage modified the caller's push config")
+	}
+
+	// A continuation may register another.
+	cont := continueRequest(task.ID, "complete")
+	cont.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{ID: "second", URL: "https://example.com/second"}}
+	sendTask(t, h, ctx, cont)
+	var ids []string
+	for _, c := range configs(task.ID) {
+		ids = append(ids, c.ID)
+	}
+	if !slices.Contains(ids, "second") || len(ids) != 2 {
+		t.Errorf("configs %q after the continuation, want the first and %q", ids, "second")
+	}
+}

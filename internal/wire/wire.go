@@ -56,11 +56,11 @@ func TooLarge(err *ErrBodyTooLarge) *a2a.Error {
 	return a2a.NewError(a2a.CodeInvalidRequest, err.Error())
 }
 
-// Decode unmarshals data into v. Malformed JSON is a ParseError; JSON of
+// Decode unmarshals data into v with [a2a.Unmarshal]. Malformed JSON is a ParseError; JSON of
 // the wrong shape is InvalidParams naming the field. A non-nil error is
 // always an *a2a.Error.
 func Decode(data []byte, v any) error {
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := a2a.Unmarshal(data, v); err != nil {
 		return DecodeError(err)
 	}
 	return nil

@@ -41,7 +41,9 @@ func TestServe(t *testing.T) {
 	defer cancel()
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- Main(ctx, []string{"serve", "--agent", "echo", "--addr", "127.0.0.1:0"}, &stdout, &stderr) }()
+	go func() {
+		done <- Main(ctx, []string{"serve", "--agent", "echo", "--addr", "127.0.0.1:0"}, &stdout, &stderr)
+	}()
 
 	var cardURL string
 	deadline := time.Now().Add(10 * time.Second)

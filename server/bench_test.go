@@ -79,7 +79,6 @@ func BenchmarkSendMessage(b *testing.B) {
 			ctx := ctxWithParams()
 			req := benchRequest(tc.text)
 			b.ReportAllocs()
-			b.SetBytes(int64(len(tc.text)))
 			i := 0
 			for b.Loop() {
 				i++
@@ -102,7 +101,6 @@ func BenchmarkSendMessageParallel(b *testing.B) {
 			h := newBenchHandler(b)
 			var next atomic.Int64
 			b.ReportAllocs()
-			b.SetBytes(int64(len(tc.text)))
 			b.RunParallel(func(pb *testing.PB) {
 				ctx := ctxWithParams()
 				req := benchRequest(tc.text)
@@ -130,7 +128,6 @@ func BenchmarkStream(b *testing.B) {
 			ctx := ctxWithParams()
 			req := benchRequest(tc.text)
 			b.ReportAllocs()
-			b.SetBytes(int64(len(tc.text)))
 			i, events := 0, 0
 			for b.Loop() {
 				i++

@@ -1,0 +1,387 @@
+// Command bench measures blocking SendMessage over JSON-RPC against the
+// number in DESIGN.md: our stack (server.Handler with the echo agent and the
+// default memory store, behind server/jsonrpc) must reach at least half the
+// throughput of a bare net/http handler that only decodes the request and
+// encodes a canned completed task.
+//
+// Both servers and the load generator run in this one process, on
+// 127.0.0.1 only. Each target gets the same closed-loop load in turn (never
+// both at once): -c goroutines, each sending the next request as soon as
+// the previous response is read, for -warmup and then -d. Every response is
+// checked; any error is reported and makes the exit status 1. With -rounds
+// N the targets are driven N times, alternating, each round with fresh
+// servers, and the summary takes each target's median round.
+//
+//	go run ./bench                    # both targets, 64 clients, 10s each
+//	go run ./bench -c 16 -d 30s -json
+//	go run ./bench -rounds 3          # alternate, report the medians
+//	go run ./bench -targets goa2a -cpuprofile cpu.out
+//	go run ./bench -targets bare,goa2a-forget,goa2a
+//
+// The goa2a-forget target is goa2a with a diagnostic store that forgets
+// each task once it is terminal: the difference to goa2a is what keeping
+// every task in the default memory store costs (mostly garbage collection).
+//
+// The output starts with the Go version, GOMAXPROCS, CPU model and date so
+// it can be pasted as is into docs/performance.md.
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// minRatio is the target of DESIGN.md: goa2a at half of bare or better.
+const minRatio = 0.5
+
+type environment struct {
+	Date       string `json:"date"`
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	NumCPU     int    `json:"num_cpu"`
+	CPU        string `json:"cpu"`
+	// Load parameters.
+	Concurrency int     `json:"concurrency"`
+	Warmup      float64 `json:"warmup_seconds"`
+	Duration    float64 `json:"duration_seconds"`
+	Text        string  `json:"text"`
+	LoadAvg     string  `json:"loadavg_before"`
+	// GC settings from the environment, "" when unset.
+	GOGC       string `json:"gogc,omitempty"`
+	GOMEMLIMIT string `json:"gomemlimit,omitempty"`
+}
+
+type report struct {
+	Env    environment `json:"environment"`
+	Rounds int         `json:"rounds"`
+	// Results has one entry per target and round, in the order run.
+	Results []result `json:"results"`
+	// Summary has one entry per target: the round with the median
+	// throughput.
+	Summary []result `json:"summary"`
+	// Ratio is goa2a's median throughput over bare's; 0 unless both ran.
+	Ratio    float64 `json:"ratio,omitempty"`
+	MinRatio float64 `json:"min_ratio"`
+	Pass     *bool   `json:"pass,omitempty"`
+	// Ratios has the median throughput over bare's of every other target.
+	Ratios map[string]float64 `json:"ratios,omitempty"`
+}
+
+func main() {
+	var (
+		concurrency = flag.Int("c", 64, "concurrent closed-loop clients")
+		duration    = flag.Duration("d", 10*time.Second, "measured duration per target")
+		warmup      = flag.Duration("warmup", 2*time.Second, "warmup per target, not measured")
+		rounds      = flag.Int("rounds", 1, "run every target this many times, alternating, with fresh servers each round; the summary takes the median")
+		asJSON      = flag.Bool("json", false, "print a JSON report instead of a table")
+		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget")
+		text        = flag.String("text", "hello, agent", "text of every message")
+		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator) to `file`")
+		memprofile  = flag.String("memprofile", "", "write an allocation profile of the whole process to `file` at the end")
+	)
+	flag.Parse()
+	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -c and -rounds must be at least 1, -d positive and -warmup not negative")
+		os.Exit(2)
+	}
+	opts := options{
+		concurrency: *concurrency, duration: *duration, warmup: *warmup, rounds: *rounds,
+		asJSON: *asJSON, text: *text, cpuprofile: *cpuprofile, memprofile: *memprofile,
+	}
+	for name := range strings.SplitSeq(*targets, ",") {
+		opts.targets = append(opts.targets, strings.TrimSpace(name))
+	}
+	if err := run(opts); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	concurrency            int
+	duration, warmup       time.Duration
+	rounds                 int
+	asJSON                 bool
+	targets                []string
+	text                   string
+	cpuprofile, memprofile string
+}
+
+var starts = map[string]func() (*testServer, error){
+	"bare":         startBare,
+	"goa2a":        startGoa2a,
+	"goa2a-forget": startGoa2aForget,
+}
+
+func run(o options) error {
+	for _, name := range o.targets {
+		if _, ok := starts[name]; !ok {
+			return fmt.Errorf("unknown target %q (want bare, goa2a or goa2a-forget)", name)
+		}
+	}
+	rep := report{
+		Env: environment{
+			Date:        time.Now().UTC().Format(time.RFC3339),
+			GoVersion:   runtime.Version(),
+			GOOS:        runtime.GOOS,
+			GOARCH:      runtime.GOARCH,
+			GOMAXPROCS:  runtime.GOMAXPROCS(0),
+			NumCPU:      runtime.NumCPU(),
+			CPU:         cpuModel(),
+			Concurrency: o.concurrency,
+			Warmup:      o.warmup.Seconds(),
+			Duration:    o.duration.Seconds(),
+			Text:        o.text,
+			LoadAvg:     loadAverage(),
+			GOGC:        os.Getenv("GOGC"),
+			GOMEMLIMIT:  os.Getenv("GOMEMLIMIT"),
+		},
+		Rounds:   o.rounds,
+		MinRatio: minRatio,
+	}
+	out := os.Stdout
+	if !o.asJSON {
+		printHeader(out, &rep)
+	}
+
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	cfg := &loadConfig{
+		concurrency: o.concurrency,
+		warmup:      o.warmup,
+		duration:    o.duration,
+		text:        o.text,
+		runID:       fmt.Sprintf("bench%x", time.Now().UnixNano()&0xffffffffff),
+	}
+	failed := false
+	for round := 1; round <= o.rounds; round++ {
+		results, err := runRound(cfg, o.targets, round, o.asJSON)
+		if err != nil {
+			return err
+		}
+		for _, res := range results {
+			if res.Errors > 0 {
+				failed = true
+			}
+		}
+		rep.Results = append(rep.Results, results...)
+	}
+	summarize(&rep, failed)
+
+	if o.memprofile != "" {
+		if err := writeHeapProfile(o.memprofile); err != nil {
+			return err
+		}
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		printResults(out, &rep)
+	}
+	if failed {
+		return fmt.Errorf("some requests failed; the numbers above do not count")
+	}
+	return nil
+}
+
+// runRound starts a fresh server for every target, then drives each in
+// turn and shuts it down right after, so that no target runs beside the
+// heap another one kept (the goa2a memory store keeps every task).
+func runRound(cfg *loadConfig, targets []string, round int, quiet bool) ([]result, error) {
+	servers := make([]*testServer, len(targets))
+	closeServer := func(i int) {
+		if servers[i] == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = servers[i].close(ctx)
+		servers[i] = nil
+	}
+	defer func() {
+		for i := range servers {
+			closeServer(i)
+		}
+	}()
+	for i, name := range targets {
+		s, err := starts[name]()
+		if err != nil {
+			return nil, fmt.Errorf("starting %s: %w", name, err)
+		}
+		servers[i] = s
+	}
+	var results []result
+	for i, s := range servers {
+		if !quiet {
+			fmt.Fprintf(os.Stderr, "bench: round %d: driving %s (%v warmup + %v)...\n", round, s.name, cfg.warmup, cfg.duration)
+		}
+		res, err := drive(s, cfg)
+		if err != nil {
+			return nil, err
+		}
+		res.Round = round
+		if res.Errors > 0 {
+			fmt.Fprintf(os.Stderr, "\n!!! bench: %s: %d of %d requests FAILED; first error: %s\n\n", s.name, res.Errors, res.TotalSent, res.FirstError)
+		}
+		results = append(results, res)
+		closeServer(i)
+	}
+	return results, nil
+}
+
+// summarize picks each target's median round and the ratios to bare.
+func summarize(rep *report, failed bool) {
+	byTarget := map[string][]result{}
+	var order []string
+	for _, r := range rep.Results {
+		if _, ok := byTarget[r.Target]; !ok {
+			order = append(order, r.Target)
+		}
+		byTarget[r.Target] = append(byTarget[r.Target], r)
+	}
+	median := map[string]result{}
+	for _, name := range order {
+		rs := slices.Clone(byTarget[name])
+		slices.SortFunc(rs, func(a, b result) int { return cmp.Compare(a.Throughput, b.Throughput) })
+		m := rs[(len(rs)-1)/2] // the lower median: never flatters
+		median[name] = m
+		rep.Summary = append(rep.Summary, m)
+	}
+	bare, ok := median["bare"]
+	if !ok || bare.Throughput == 0 {
+		return
+	}
+	for _, name := range order {
+		if name != "bare" {
+			if rep.Ratios == nil {
+				rep.Ratios = make(map[string]float64)
+			}
+			rep.Ratios[name] = median[name].Throughput / bare.Throughput
+		}
+	}
+	if ours, ok := median["goa2a"]; ok {
+		rep.Ratio = ours.Throughput / bare.Throughput
+		pass := rep.Ratio >= minRatio && !failed
+		rep.Pass = &pass
+	}
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
+}
+
+// cpuModel reads the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown (" + runtime.GOOS + ")"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func printHeader(w io.Writer, rep *report) {
+	e := &rep.Env
+	fmt.Fprintf(w, "goa2a SendMessage benchmark (go run ./bench)\n")
+	fmt.Fprintf(w, "date:       %s\n", e.Date)
+	fmt.Fprintf(w, "go:         %s %s/%s\n", e.GoVersion, e.GOOS, e.GOARCH)
+	fmt.Fprintf(w, "cpu:        %s, %d logical CPUs, GOMAXPROCS=%d\n", e.CPU, e.NumCPU, e.GOMAXPROCS)
+	if e.GOGC != "" || e.GOMEMLIMIT != "" {
+		fmt.Fprintf(w, "gc:         GOGC=%q GOMEMLIMIT=%q\n", e.GOGC, e.GOMEMLIMIT)
+	}
+	fmt.Fprintf(w, "load:       %d closed-loop clients, %gs warmup + %gs per target, one target at a time, %d round(s),\n", e.Concurrency, e.Warmup, e.Duration, rep.Rounds)
+	fmt.Fprintf(w, "            blocking SendMessage over HTTP/1.1 keep-alive on 127.0.0.1, text %q\n", e.Text)
+	fmt.Fprintf(w, "            (servers and load generator share this process and its CPUs)\n")
+	fmt.Fprintf(w, "loadavg:    %s before the run\n\n", e.LoadAvg)
+}
+
+func printResults(w io.Writer, rep *report) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\ttarget\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tcpu µs/req\tallocs/req\tB/req\tresp B\tcpu use\t")
+	for _, r := range rep.Results {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%.0f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.0f\t%d\t%.0f%%\t\n",
+			r.Round, r.Target, r.Requests, r.Errors, r.Throughput, r.P50, r.P90, r.P99, r.Max,
+			r.CPUPerReq, r.AllocsPer, r.BytesPer, r.RespBytes, 100*r.CPUUtil)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "(requests: completed in the measured window; errors: failed requests, warmup included;")
+	fmt.Fprintln(w, " cpu, allocs and bytes per request are for the whole process: server plus load generator;")
+	fmt.Fprintln(w, " cpu use: process CPU time over the window's wall time x GOMAXPROCS; well under 100%")
+	fmt.Fprintln(w, " means something else on the machine took CPU, and that round's numbers are suspect)")
+	fmt.Fprintln(w)
+	for _, r := range rep.Results {
+		if r.Target == "goa2a" || r.Target == "goa2a-forget" {
+			fmt.Fprintf(w, "round %d %s store: %d tasks kept of %d created (every request sent, warmup and tail included);\n", r.Round, r.Target, r.TasksStored, r.TotalSent)
+			fmt.Fprintf(w, "    heap in use after the run and a GC: %.1f MiB", r.HeapMiB)
+			if r.TasksStored > 0 {
+				fmt.Fprintf(w, " (%.0f B per stored task)", r.HeapMiB*(1<<20)/float64(r.TasksStored))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if rep.Rounds > 1 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "median round per target:")
+		for _, r := range rep.Summary {
+			fmt.Fprintf(w, "    %-13s %8.0f req/s  p50 %.3f ms  p99 %.3f ms  (round %d)\n", r.Target, r.Throughput, r.P50, r.P99, r.Round)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, r := range rep.Summary {
+		if ratio, ok := rep.Ratios[r.Target]; ok && r.Target != "goa2a" {
+			fmt.Fprintf(w, "%s/bare throughput: %.1f%% (diagnostic)\n", r.Target, 100*ratio)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Errors > 0 {
+			fmt.Fprintf(w, "!!! ERRORS: round %d %s: %d of %d requests failed; first error: %s\n", r.Round, r.Target, r.Errors, r.TotalSent, r.FirstError)
+		}
+	}
+	if rep.Pass != nil {
+		verdict := "PASS"
+		if !*rep.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "goa2a/bare throughput: %.1f%% (target >= %.0f%%): %s\n", 100*rep.Ratio, 100*rep.MinRatio, verdict)
+	}
+}

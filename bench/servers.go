@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/agents/echo"
+	"github.com/goa2a/a2a/bench/bare"
+	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/jsonrpc"
+)
+
+// jsonrpcPath is where both servers take requests, so routing costs the
+// same on both sides.
+const jsonrpcPath = "/a2a/jsonrpc"
+
+// testServer is one of the servers under load.
+type testServer struct {
+	name  string
+	url   string // the JSON-RPC endpoint
+	srv   *http.Server
+	a2a   *server.Handler // nil for bare
+	close func(context.Context) error
+}
+
+// listen opens a loopback listener on a free port. The servers never listen
+// anywhere else.
+func listen() (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	return ln, "http://" + ln.Addr().String(), nil
+}
+
+func serve(name string, ln net.Listener, base string, mux *http.ServeMux) *testServer {
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic(fmt.Sprintf("%s server: %v", name, err))
+		}
+	}()
+	return &testServer{name: name, url: base + jsonrpcPath, srv: srv, close: srv.Shutdown}
+}
+
+func startBare() (*testServer, error) {
+	ln, base, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+jsonrpcPath, bare.Handler)
+	return serve("bare", ln, base, mux), nil
+}
+
+// startGoa2a serves the echo agent through our stack: server.Handler with
+// its default in-memory store behind the JSON-RPC binding.
+func startGoa2a() (*testServer, error) { return startStack("goa2a") }
+
+// startGoa2aForget is startGoa2a with the diagnostic forgetStore.
+func startGoa2aForget() (*testServer, error) {
+	return startStack("goa2a-forget", server.WithStore(newForgetStore()))
+}
+
+func startStack(name string, opts ...server.Option) (*testServer, error) {
+	ln, base, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+"/a2a/rest"), echo.Agent{}, opts...)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST "+jsonrpcPath, jsonrpc.NewHandler(h))
+	ts := serve(name, ln, base, mux)
+	ts.a2a = h
+	ts.close = func(ctx context.Context) error {
+		return errors.Join(ts.srv.Shutdown(ctx), h.Close(ctx))
+	}
+	return ts, nil
+}
+
+// storedTasks counts the tasks the goa2a server's store holds.
+func storedTasks(h *server.Handler) (int, error) {
+	res, err := h.ListTasks(context.Background(), &a2a.ListTasksRequest{PageSize: a2a.Ptr[int32](1)})
+	if err != nil {
+		return 0, err
+	}
+	return int(res.TotalSize), nil
+}

@@ -77,6 +77,48 @@ func (r StreamResponse) MarshalJSON() ([]byte, error) {
 	return nil, fmt.Errorf("a2a: StreamResponse: %w", errEmptyOneof)
 }
 
+// AppendJSON appends the encoding of r to dst. It writes the same bytes as
+// MarshalJSON, faster: encoding/json re-validates whatever a MarshalJSON
+// method returns, which for a whole task is a second pass over it.
+func (r StreamResponse) AppendJSON(dst []byte) ([]byte, error) {
+	var key string
+	switch e := r.Event.(type) {
+	case *Task:
+		if e != nil {
+			key = "task"
+		}
+	case *Message:
+		if e != nil {
+			key = "message"
+		}
+	case *TaskStatusUpdateEvent:
+		if e != nil {
+			key = "statusUpdate"
+		}
+	case *TaskArtifactUpdateEvent:
+		if e != nil {
+			key = "artifactUpdate"
+		}
+	}
+	if key == "" {
+		return dst, fmt.Errorf("a2a: StreamResponse: %w", errEmptyOneof)
+	}
+	return appendMember(dst, key, r.Event)
+}
+
+// appendMember appends {"key":<v>}.
+func appendMember(dst []byte, key string, v any) ([]byte, error) {
+	inner, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `{"`...)
+	dst = append(dst, key...)
+	dst = append(dst, `":`...)
+	dst = append(dst, inner...)
+	return append(dst, '}'), nil
+}
+
 // UnmarshalJSON reads a StreamResponse, rejecting zero or several members.
 func (r *StreamResponse) UnmarshalJSON(b []byte) error {
 	var w struct {
@@ -127,6 +169,22 @@ func (r SendMessageResponse) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("a2a: SendMessageResponse: %w", errEmptyOneof)
+}
+
+// AppendJSON appends the encoding of r to dst; see
+// [StreamResponse.AppendJSON].
+func (r SendMessageResponse) AppendJSON(dst []byte) ([]byte, error) {
+	switch v := r.Result.(type) {
+	case *Task:
+		if v != nil {
+			return appendMember(dst, "task", v)
+		}
+	case *Message:
+		if v != nil {
+			return appendMember(dst, "message", v)
+		}
+	}
+	return dst, fmt.Errorf("a2a: SendMessageResponse: %w", errEmptyOneof)
 }
 
 // UnmarshalJSON reads {"task": ...} or {"message": ...}.

@@ -1005,3 +1005,36 @@ func TestUnknownMembersIgnored(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendJSONMatchesMarshal: the fast encoders write what MarshalJSON
+// writes.
+func TestAppendJSONMatchesMarshal(t *testing.T) {
+	task := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a", Parts: []a2a.Part{a2a.TextPart("x <y>")}}}}
+	events := []a2a.Event{task, &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("hi")}},
+		&a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		&a2a.TaskArtifactUpdateEvent{TaskID: "t", ContextID: "c", Artifact: task.Artifacts[0], Append: true}}
+	for _, ev := range events {
+		want, err := json.Marshal(a2a.StreamResponse{Event: ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := a2a.StreamResponse{Event: ev}.AppendJSON([]byte("prefix"))
+		if err != nil || string(got) != "prefix"+string(want) {
+			t.Errorf("%T: AppendJSON %s, Marshal %s (%v)", ev, got, want, err)
+		}
+	}
+	for _, r := range []a2a.SendMessageResult{task, &a2a.Message{MessageID: "m", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("hi")}}} {
+		want, _ := json.Marshal(a2a.SendMessageResponse{Result: r})
+		got, err := a2a.SendMessageResponse{Result: r}.AppendJSON(nil)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%T: AppendJSON %s, Marshal %s (%v)", r, got, want, err)
+		}
+	}
+	if _, err := (a2a.StreamResponse{}).AppendJSON(nil); err == nil {
+		t.Error("empty StreamResponse encoded")
+	}
+	if _, err := (a2a.SendMessageResponse{Result: (*a2a.Task)(nil)}).AppendJSON(nil); err == nil {
+		t.Error("nil task encoded")
+	}
+}

@@ -23,6 +23,7 @@ type StreamEvent struct {
 // resolves once the agent has replied, started a task, or failed before
 // doing either.
 type exchange struct {
+	buffer     int // of the caller's subscriber: streamBuffer or waiterBuffer
 	scope      store.Scope
 	pushConfig *a2a.TaskPushNotificationConfig
 	exec       *execution
@@ -60,7 +61,7 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}
-	res, err := h.startExchange(ctx, req)
+	res, err := h.startExchange(ctx, req, waiterBuffer)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (h *Handler) waitSettled(ctx context.Context, res exchangeResult) (*a2a.Tas
 				lt.mu.Unlock()
 				return t, nil
 			}
-			sub = newSubscriber()
+			sub = newSubscriber(waiterBuffer)
 			lt.subscribe(sub)
 			lt.mu.Unlock()
 			defer lt.unsubscribe(sub)
@@ -129,7 +130,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 			yield(StreamEvent{}, err)
 			return
 		}
-		res, err := h.startExchange(ctx, req)
+		res, err := h.startExchange(ctx, req, streamBuffer)
 		if err != nil {
 			yield(StreamEvent{}, err)
 			return
@@ -173,7 +174,7 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 				return
 			}
 			ended := lt.task.Status.State.Terminal()
-			sub = newSubscriber()
+			sub = newSubscriber(streamBuffer)
 			lt.subscribe(sub)
 			lt.mu.Unlock()
 			for _, ev := range evs {
@@ -244,7 +245,7 @@ func (h *Handler) checkStreaming(ctx context.Context) error {
 // startExchange validates a SendMessage request and hands the message to the
 // agent: to a new exchange, or to the task it continues. The caller has
 // checked the service parameters.
-func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest) (exchangeResult, error) {
+func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest, buffer int) (exchangeResult, error) {
 	if err := h.validateSend(req); err != nil {
 		return exchangeResult{}, err
 	}
@@ -264,7 +265,7 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 		pushConfig = req.Configuration.TaskPushNotificationConfig
 	}
 	if msg.TaskID != "" {
-		return h.continueTask(ctx, scope, r, pushConfig)
+		return h.continueTask(ctx, scope, r, pushConfig, buffer)
 	}
 	r.TaskID = h.newID()
 	r.ContextID = msg.ContextID
@@ -272,7 +273,7 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 		r.ContextID = h.newID()
 	}
 	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
-	ex := &exchange{scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
+	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
 	w := &Writer{h: h, ex: ex, req: r, exec: ex.exec}
 	if err := h.execute(r, w); err != nil {
 		return exchangeResult{}, err
@@ -293,7 +294,7 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 
 // continueTask appends a client message to a non-terminal task and calls the
 // agent again (A2A §3.4.3). An interrupted task moves back to working first.
-func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Request, pushConfig *a2a.TaskPushNotificationConfig) (exchangeResult, error) {
+func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Request, pushConfig *a2a.TaskPushNotificationConfig, buffer int) (exchangeResult, error) {
 	msg := r.Message
 	lt, err := h.getLive(ctx, scope, msg.TaskID)
 	if err != nil {
@@ -358,7 +359,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		lt.execs = make(map[*execution]struct{})
 	}
 	lt.execs[exec] = struct{}{}
-	sub := newSubscriber()
+	sub := newSubscriber(buffer)
 	lt.subscribe(sub)
 	return exchangeResult{lt: lt, task: lt.task, seq: lt.seq, sub: sub}, nil
 }

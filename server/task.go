@@ -33,16 +33,21 @@ type update struct {
 	task *a2a.Task
 }
 
-// subscriberBuffer bounds the updates queued for a slow subscriber. One that
-// falls further behind is cut off and catches up from the store.
-const subscriberBuffer = 32
+// Buffers of subscribers. A stream that falls further behind than
+// streamBuffer is cut off and catches up from the store. A blocking
+// SendMessage only needs to notice when the task settles, so its small
+// buffer overflowing just makes it look at the task again.
+const (
+	streamBuffer = 32
+	waiterBuffer = 4
+)
 
 type subscriber struct {
 	ch   chan update
 	lost bool // guarded by liveTask.mu: ch was closed because it was full
 }
 
-func newSubscriber() *subscriber { return &subscriber{ch: make(chan update, subscriberBuffer)} }
+func newSubscriber(buffer int) *subscriber { return &subscriber{ch: make(chan update, buffer)} }
 
 // publish hands u to every subscriber without blocking. Callers hold lt.mu.
 func (lt *liveTask) publish(u update) {
@@ -213,7 +218,7 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 		}
 	}
 	lt.execs = map[*execution]struct{}{ex.exec: {}}
-	sub := newSubscriber()
+	sub := newSubscriber(ex.buffer)
 	if ex.resolve(exchangeResult{lt: lt, task: task, seq: 1, sub: sub}) {
 		lt.subscribe(sub) // under lt.mu: no event can come before it
 	}

@@ -196,7 +196,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			yield(StreamEvent{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").With("taskId", t.ID).With("state", t.Status.State.String()))
 			return
 		}
-		sub := newSubscriber()
+		sub := newSubscriber(streamBuffer)
 		lt.subscribe(sub)
 		lt.mu.Unlock()
 		if !yield(StreamEvent{ID: eventID(t.ID, seq), Event: present(t, nil, true)}, nil) {

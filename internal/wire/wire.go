@@ -113,3 +113,22 @@ func Params(r *http.Request) server.ServiceParams {
 		LastEventID: r.Header.Get(HeaderLastEvent),
 	}
 }
+
+// appender is implemented by the model's oneof wrappers, which can encode
+// themselves without encoding/json's second pass over a MarshalJSON result.
+type appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// AppendJSON appends the JSON encoding of v to dst.
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case appender:
+		return x.AppendJSON(dst)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}

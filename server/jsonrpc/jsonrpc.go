@@ -275,15 +275,14 @@ func (j *Handler) stream(w http.ResponseWriter, id json.RawMessage, events iter.
 }
 
 func marshalResponse(id json.RawMessage, result any) ([]byte, error) {
-	res, err := json.Marshal(result)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(res)+len(id)+32)
+	b := make([]byte, 0, 1024)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, res...)
+	b, err := wire.AppendJSON(b, result)
+	if err != nil {
+		return nil, err
+	}
 	return append(b, '}'), nil
 }
 

@@ -78,7 +78,7 @@ func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamE
 		if sw == nil {
 			sw = sse.Start(w, rh.keepAlive)
 		}
-		b, merr := json.Marshal(a2a.StreamResponse{Event: ev.Event})
+		b, merr := a2a.StreamResponse{Event: ev.Event}.AppendJSON(nil)
 		if merr != nil {
 			rh.log.Error("encoding stream event", "err", merr)
 			rh.streamError(sw, a2a.NewError(a2a.CodeInternal, ""))

@@ -3,7 +3,6 @@ package rest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"mime"
@@ -213,7 +212,7 @@ func mergeField(field, path string, body *string) error {
 }
 
 func (rh *Handler) writeJSON(w http.ResponseWriter, v any) {
-	b, err := json.Marshal(v)
+	b, err := wire.AppendJSON(nil, v)
 	if err != nil {
 		rh.log.Error("encoding HTTP+JSON response", "err", err)
 		rh.writeError(w, 0, a2a.NewError(a2a.CodeInternal, ""))

@@ -1,14 +1,20 @@
 // Package memory is an in-memory [store.Store]: fast, safe for concurrent
 // use, and gone when the process ends. It suits tests, demos and agents
 // whose tasks need not outlive the process.
+//
+// A finished task is kept encoded, as bytes the garbage collector need not
+// scan: a server that has run millions of tasks pays for their memory, not
+// for walking their pointers on every collection.
 package memory
 
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
@@ -21,10 +27,80 @@ type Store struct {
 }
 
 type record struct {
-	scope  store.Scope
+	scope store.Scope
+	seq   int64
+	// A task that can still change is kept as values.
 	task   *a2a.Task
 	events []store.Event
-	push   map[string]*a2a.TaskPushNotificationConfig
+	// A terminal task is kept encoded (task and events as JSON), with the
+	// fields List filters on.
+	frozen    *frozen
+	push      map[string]*a2a.TaskPushNotificationConfig
+	contextID string
+	state     a2a.TaskState
+	ts        time.Time
+}
+
+type frozen struct {
+	task   []byte // a2a.Task
+	events []byte // []a2a.StreamResponse, numbered from 1
+}
+
+// setTask records the new snapshot, freezing the record once the task is
+// terminal: nothing can be appended after that.
+func (r *record) setTask(t *a2a.Task) {
+	r.task, r.contextID, r.state, r.ts = t, t.ContextID, t.Status.State, t.Status.Timestamp.Time
+	if !t.Status.State.Terminal() {
+		return
+	}
+	tb, err := json.Marshal(t)
+	if err != nil {
+		return // keep the values; nothing is lost
+	}
+	eb := make([]byte, 0, 256*len(r.events))
+	eb = append(eb, '[')
+	for i, ev := range r.events {
+		if i > 0 {
+			eb = append(eb, ',')
+		}
+		if eb, err = (a2a.StreamResponse{Event: ev.Payload}).AppendJSON(eb); err != nil {
+			return
+		}
+	}
+	eb = append(eb, ']')
+	r.frozen, r.task, r.events = &frozen{task: tb, events: eb}, nil, nil
+}
+
+// snapshot returns the task, decoding a frozen one.
+func (r *record) snapshot() (*a2a.Task, error) {
+	if r.frozen == nil {
+		return r.task, nil
+	}
+	var t a2a.Task
+	if err := json.Unmarshal(r.frozen.task, &t); err != nil {
+		return nil, fmt.Errorf("memory: decoding stored task: %w", err)
+	}
+	return &t, nil
+}
+
+// log returns the events after seq after, decoding a frozen log.
+func (r *record) log(after int64) ([]store.Event, error) {
+	after = max(after, 0)
+	if after >= r.seq {
+		return nil, nil
+	}
+	if r.frozen == nil {
+		return slices.Clone(r.events[after:]), nil
+	}
+	var evs []a2a.StreamResponse
+	if err := json.Unmarshal(r.frozen.events, &evs); err != nil {
+		return nil, fmt.Errorf("memory: decoding stored events: %w", err)
+	}
+	out := make([]store.Event, 0, int64(len(evs))-after)
+	for i := after; i < int64(len(evs)); i++ {
+		out = append(out, store.Event{Seq: i + 1, Payload: evs[i].Event})
+	}
+	return out, nil
 }
 
 var _ store.Store = (*Store)(nil)
@@ -60,17 +136,20 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		if exists {
 			return fmt.Errorf("task %q exists: %w", taskID, store.ErrConflict)
 		}
-		s.tasks[taskID] = &record{scope: scope, task: task, events: slices.Clone(events)}
+		r = &record{scope: scope, seq: int64(len(events)), events: append(make([]store.Event, 0, max(len(events), 4)), events...)}
+		r.setTask(task)
+		s.tasks[taskID] = r
 		return nil
 	}
 	if !exists || r.scope != scope {
 		return fmt.Errorf("task %q: %w", taskID, store.ErrNotFound)
 	}
-	if int64(len(r.events)) != after {
-		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, len(r.events), after, store.ErrConflict)
+	if r.seq != after || r.frozen != nil {
+		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
 	}
 	r.events = append(r.events, events...)
-	r.task = task
+	r.seq += int64(len(events))
+	r.setTask(task)
 	return nil
 }
 
@@ -82,7 +161,11 @@ func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (*a2a
 	if err != nil {
 		return nil, 0, err
 	}
-	return r.task, int64(len(r.events)), nil
+	t, err := r.snapshot()
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, r.seq, nil
 }
 
 // Events implements [store.Store].
@@ -93,13 +176,7 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 	if err != nil {
 		return nil, err
 	}
-	if after < 0 {
-		after = 0
-	}
-	if after >= int64(len(r.events)) {
-		return nil, nil
-	}
-	return slices.Clone(r.events[after:]), nil
+	return r.log(after)
 }
 
 // List implements [store.Store]. It scans every task of the store, which is
@@ -108,44 +185,51 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	if q.Limit < 1 {
 		return store.ListResult{}, fmt.Errorf("memory: list limit %d < 1", q.Limit)
 	}
+	type hit struct {
+		id   string
+		ts   time.Time
+		task *a2a.Task // live tasks
+		fz   *frozen   // terminal tasks
+	}
 	s.mu.RLock()
-	var matched []*a2a.Task
-	for _, r := range s.tasks {
-		t := r.task
+	var matched []hit
+	for id, r := range s.tasks {
 		if r.scope != scope ||
-			(q.ContextID != "" && t.ContextID != q.ContextID) ||
-			(q.Status != a2a.TaskStateUnspecified && t.Status.State != q.Status) ||
-			(!q.StatusAfter.IsZero() && t.Status.Timestamp.Before(q.StatusAfter)) {
+			(q.ContextID != "" && r.contextID != q.ContextID) ||
+			(q.Status != a2a.TaskStateUnspecified && r.state != q.Status) ||
+			(!q.StatusAfter.IsZero() && r.ts.Before(q.StatusAfter)) {
 			continue
 		}
-		matched = append(matched, t)
+		matched = append(matched, hit{id: id, ts: r.ts, task: r.task, fz: r.frozen})
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(matched, func(a, b *a2a.Task) int {
-		if c := b.Status.Timestamp.Compare(a.Status.Timestamp.Time); c != 0 {
+	slices.SortFunc(matched, func(a, b hit) int {
+		if c := b.ts.Compare(a.ts); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.ID, a.ID)
+		return cmp.Compare(b.id, a.id)
 	})
 	res := store.ListResult{Total: len(matched)}
 	start := 0
-	if q.After != nil {
-		start, _ = slices.BinarySearchFunc(matched, q.After, func(t *a2a.Task, c *store.Cursor) int {
-			if c.Before(t.Status.Timestamp.Time, t.ID) {
+	if c := q.After; c != nil {
+		// The first task that sorts after the cursor.
+		start, _ = slices.BinarySearchFunc(matched, c, func(h hit, c *store.Cursor) int {
+			if c.Before(h.ts, h.id) || (h.id == c.ID && h.ts.Equal(c.Timestamp)) {
 				return -1
-			}
-			if t.ID == c.ID && t.Status.Timestamp.Equal(c.Timestamp) {
-				return 0
 			}
 			return 1
 		})
-		if start < len(matched) && matched[start].ID == q.After.ID && matched[start].Status.Timestamp.Equal(q.After.Timestamp) {
-			start++
-		}
 	}
 	end := min(start+q.Limit, len(matched))
-	res.Tasks = matched[start:end]
 	res.More = end < len(matched)
+	res.Tasks = make([]*a2a.Task, 0, end-start)
+	for _, h := range matched[start:end] {
+		t, err := (&record{task: h.task, frozen: h.fz}).snapshot()
+		if err != nil {
+			return store.ListResult{}, err
+		}
+		res.Tasks = append(res.Tasks, t)
+	}
 	return res, nil
 }
 

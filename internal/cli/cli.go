@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Exit codes of the a2a command.
@@ -18,10 +19,29 @@ const (
 const usage = `a2a: the goa2a command line for the Agent2Agent protocol v1.0
 
 Usage:
-  a2a serve [flags]     serve an agent over JSON-RPC and HTTP+JSON
-  a2a help              show this help
+  a2a card URL                       show an agent's card
+  a2a send URL TEXT [flags]          send a message (--stream, --async, --task, --file, --data, --history)
+  a2a get URL TASK_ID                show a task
+  a2a list URL [flags]               list tasks (--status, --context, --all)
+  a2a cancel URL TASK_ID             cancel a task
+  a2a watch URL TASK_ID              follow a task to its end
+  a2a push create URL TASK_ID WEBHOOK_URL | get URL TASK_ID CONFIG_ID
+           list URL TASK_ID | delete URL TASK_ID CONFIG_ID
+  a2a serve [flags]                  serve an agent over JSON-RPC and HTTP+JSON
+  a2a help                           show this help
 
-Run "a2a serve -h" for the flags of serve.
+URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
+Every client command takes --json (exact protocol JSON; one object per line
+for streams), --header "Name: value", --token TOKEN, --binding jsonrpc|rest
+and --timeout. Run "a2a COMMAND -h" for a command's flags.
+
+Exit status:
+  0  success
+  1  an internal or local failure
+  2  the command line was wrong
+  3  the agent answered with an A2A error (the kind and message are printed)
+  4  no answer: connection refused, timed out or cut off
+  5  the task ended failed, rejected or canceled
 `
 
 // Main runs the command with args (without the program name) and returns
@@ -31,13 +51,43 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, term: isTerminal(stdout)}
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "card":
+		return runClientCommand(e, cardCommand, args[1:])
+	case "send":
+		return runClientCommand(e, sendCommand, args[1:])
+	case "get":
+		return runClientCommand(e, getCommand, args[1:])
+	case "list":
+		return runClientCommand(e, listCommand, args[1:])
+	case "cancel":
+		return runClientCommand(e, cancelCommand, args[1:])
+	case "watch":
+		return runClientCommand(e, watchCommand, args[1:])
+	case "push":
+		if len(args) < 2 || pushCommands[args[1]] == nil {
+			fmt.Fprintf(stderr, "a2a push: want create, get, list or delete\n\n%s", usage)
+			return ExitUsage
+		}
+		return runClientCommand(e, pushCommands[args[1]], args[2:])
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK
 	}
 	fmt.Fprintf(stderr, "a2a: unknown command %q\n\n%s", args[0], usage)
 	return ExitUsage
+}
+
+// isTerminal reports whether w is a terminal that wants live output and
+// colours (not when NO_COLOR is set or TERM is dumb).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

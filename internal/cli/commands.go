@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/client"
+)
+
+// command is one client subcommand.
+type command struct {
+	name     string
+	args     string // synopsis of the positional arguments
+	about    string
+	want     int // positional arguments required
+	optional int // and allowed beyond those
+	// setup registers the command's own flags on fs and returns the
+	// function that runs it with the positional arguments.
+	setup func(fs *flag.FlagSet) func(e *env, cf *clientFlags, pos []string) error
+}
+
+// exitCode lets a command that succeeded at the protocol level report a
+// task's outcome as its exit status.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
+
+func runClientCommand(e *env, c *command, args []string) int {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: a2a %s %s [flags]\n  %s\n\nflags:\n", c.name, c.args, c.about)
+		fs.PrintDefaults()
+	}
+	var cf clientFlags
+	cf.register(fs)
+	run := c.setup(fs)
+	pos, err := parseArgs(fs, args, c.want, c.optional)
+	if err == nil {
+		err = run(e, &cf, pos)
+	}
+	if code, ok := err.(exitCode); ok {
+		return int(code)
+	}
+	if err == flag.ErrHelp {
+		return ExitOK
+	}
+	if err != nil {
+		if _, ok := err.(usageError); ok {
+			fmt.Fprintf(e.stderr, "a2a %s: %v\nusage: a2a %s %s [flags]\n", c.name, err, c.name, c.args)
+			return ExitUsage
+		}
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
+			return ExitUsage
+		}
+		return e.fail(c.name, err)
+	}
+	return ExitOK
+}
+
+var cardCommand = &command{
+	name: "card", args: "URL", about: "fetch and show an agent's card", want: 1,
+	setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error { return runCard },
+}
+
+func runCard(e *env, cf *clientFlags, pos []string) error {
+	c, err := cf.connect(e, pos[0])
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		return e.printJSON(c.Card())
+	}
+	printCard(e.stdout, style{e.term}, c.Card())
+	return nil
+}
+
+// sendFlags are the flags of a2a send.
+type sendFlags struct {
+	files     multiFlag
+	data      string
+	taskID    string
+	contextID string
+	stream    bool
+	async     bool
+	history   int
+}
+
+var sendCommand = &command{
+	name: "send", args: "URL TEXT", about: "send a message; wait for the task to finish (or stream it with --stream)", want: 2,
+	setup: func(fs *flag.FlagSet) func(*env, *clientFlags, []string) error {
+		o := &sendFlags{history: -1}
+		fs.Var(&o.files, "file", "attach a file as a raw part (repeatable)")
+		fs.StringVar(&o.data, "data", "", "attach a JSON value as a data part")
+		fs.StringVar(&o.taskID, "task", "", "continue this task (answer an input-required task)")
+		fs.StringVar(&o.contextID, "context", "", "send within this context")
+		fs.BoolVar(&o.stream, "stream", false, "stream the task's progress as it happens")
+		fs.BoolVar(&o.async, "async", false, "return as soon as the task exists (returnImmediately)")
+		fs.IntVar(&o.history, "history", -1, "return at most N history messages (default: the server's)")
+		return o.run
+	},
+}
+
+func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
+	if o.stream && o.async {
+		return usageError("--stream and --async do not go together")
+	}
+	msg, err := o.message(pos[1])
+	if err != nil {
+		return err
+	}
+	req := &a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: o.async}}
+	if o.history >= 0 {
+		req.Configuration.HistoryLength = a2a.Ptr(int32(o.history))
+	}
+	c, err := cf.connect(e, pos[0])
+	if err != nil {
+		return err
+	}
+	if o.stream {
+		return e.follow(cf, c.SendAndFollow(e.ctx, req))
+	}
+	res, err := c.SendMessage(e.ctx, req)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		if err := e.printJSON(res); err != nil {
+			return err
+		}
+	}
+	switch r := res.Result.(type) {
+	case *a2a.Message:
+		if !cf.json {
+			printMessage(e.stdout, style{e.term}, r)
+		}
+	case *a2a.Task:
+		if !cf.json {
+			printTask(e.stdout, style{e.term}, r)
+		}
+		if code := taskExit(r.Status.State); code != ExitOK {
+			return exitCode(code)
+		}
+	}
+	return nil
+}
+
+// message builds the user message of a2a send.
+func (o *sendFlags) message(text string) (*a2a.Message, error) {
+	msg := client.TextMessage(text)
+	msg.TaskID, msg.ContextID = o.taskID, o.contextID
+	if text == "" {
+		msg.Parts = nil
+	}
+	for _, f := range o.files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, usageError(fmt.Sprintf("--file: %v", err))
+		}
+		mt := mime.TypeByExtension(filepath.Ext(f))
+		if mt == "" {
+			mt = "application/octet-stream"
+		}
+		if i := strings.IndexByte(mt, ';'); i >= 0 {
+			mt = mt[:i]
+		}
+		if filepath.Ext(f) == ".diff" || filepath.Ext(f) == ".patch" {
+			mt = "text/x-diff"
+		}
+		msg.Parts = append(msg.Parts, a2a.Part{Content: a2a.Raw(b), Filename: filepath.Base(f), MediaType: mt})
+	}
+	if o.data != "" {
+		if !json.Valid([]byte(o.data)) {
+			return nil, usageError("--data: not valid JSON")
+		}
+		msg.Parts = append(msg.Parts, a2a.Part{Content: a2a.Data(o.data), MediaType: "application/json"})
+	}
+	if len(msg.Parts) == 0 {
+		return nil, usageError("nothing to send: give TEXT, --file or --data")
+	}
+	return msg, nil
+}
+
+// follow prints a stream of events, live for people or as JSON lines, and
+// turns the task's last state into the exit status.
+func (e *env) follow(cf *clientFlags, events func(func(a2a.Event, error) bool)) error {
+	var view *liveView
+	if !cf.json {
+		view = newLiveView(e.stdout, style{e.term}, e.term)
+		defer view.Close()
+	}
+	last := a2a.TaskStateUnspecified
+	for ev, err := range events {
+		if err != nil {
+			return err
+		}
+		switch x := ev.(type) {
+		case *a2a.Task:
+			last = x.Status.State
+		case *a2a.TaskStatusUpdateEvent:
+			last = x.Status.State
+		}
+		if cf.json {
+			if err := e.printJSON(a2a.StreamResponse{Event: ev}); err != nil {
+				return err
+			}
+		} else {
+			view.Event(ev)
+		}
+	}
+	if code := taskExit(last); code != ExitOK {
+		return exitCode(code)
+	}
+	return nil
+}
+
+var getCommand = &command{
+	name: "get", args: "URL TASK_ID", about: "show a task", want: 2,
+	setup: func(fs *flag.FlagSet) func(*env, *clientFlags, []string) error {
+		history := fs.Int("history", -1, "show at most N history messages (default: all)")
+		return func(e *env, cf *clientFlags, pos []string) error { return runGet(e, cf, pos, *history) }
+	},
+}
+
+func runGet(e *env, cf *clientFlags, pos []string, getHistory int) error {
+	c, err := cf.connect(e, pos[0])
+	if err != nil {
+		return err
+	}
+	req := &a2a.GetTaskRequest{ID: pos[1]}
+	if getHistory >= 0 {
+		req.HistoryLength = a2a.Ptr(int32(getHistory))
+	}
+	t, err := c.GetTask(e.ctx, req)
+	if err != nil {
+		return err
+	}
+	return e.showTask(cf, t)
+}
+
+func (e *env) showTask(cf *clientFlags, t *a2a.Task) error {
+	if cf.json {
+		return e.printJSON(t)
+	}
+	printTask(e.stdout, style{e.term}, t)
+	return nil
+}
+
+var cancelCommand = &command{
+	name: "cancel", args: "URL TASK_ID", about: "cancel a task", want: 2,
+	setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error { return runCancel },
+}
+
+func runCancel(e *env, cf *clientFlags, pos []string) error {
+	c, err := cf.connect(e, pos[0])
+	if err != nil {
+		return err
+	}
+	t, err := c.CancelTask(e.ctx, &a2a.CancelTaskRequest{ID: pos[1]})
+	if err != nil {
+		return err
+	}
+	return e.showTask(cf, t)
+}
+
+var watchCommand = &command{
+	name: "watch", args: "URL TASK_ID", about: "follow a task to its end (streams, resumes, or polls)", want: 2,
+	setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error {
+		return func(e *env, cf *clientFlags, pos []string) error {
+			c, err := cf.connect(e, pos[0])
+			if err != nil {
+				return err
+			}
+			return e.follow(cf, c.Follow(e.ctx, pos[1]))
+		}
+	},
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/client"
+)
+
+// Exit codes of the client commands, documented in the usage text and
+// stable across releases.
+const (
+	ExitProtocol   = 3 // the agent answered with an A2A error
+	ExitConnection = 4 // no answer: connection refused, timeout, cut off
+	ExitTaskFailed = 5 // the task ended failed, rejected or canceled
+)
+
+// env is what a command runs with.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+	term   bool // stdout is a terminal: live progress and colours allowed
+}
+
+// clientFlags are the flags every command that calls an agent takes.
+type clientFlags struct {
+	json    bool
+	headers multiFlag
+	token   string
+	binding string
+	timeout time.Duration
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func (f *clientFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.json, "json", false, "print the exact protocol JSON (one object per line for streams)")
+	fs.Var(&f.headers, "header", `extra request header "Name: value" (repeatable)`)
+	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token>")
+	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc or rest (default: the card's first)")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments, and checks their number: want of them, and up to
+// optional more.
+func parseArgs(fs *flag.FlagSet, args []string, want, optional int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) < want || len(pos) > want+optional {
+		return nil, usageError(fmt.Sprintf("%s: wrong number of arguments (got %d)", fs.Name(), len(pos)))
+	}
+	return pos, nil
+}
+
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+// connect resolves the agent at rawURL and returns a client for it.
+func (f *clientFlags) connect(e *env, rawURL string) (*client.Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageError(fmt.Sprintf("%q is not an agent URL (want http://host:port or https://...)", rawURL))
+	}
+	var opts []client.Option
+	if f.timeout > 0 {
+		opts = append(opts, client.WithTimeout(f.timeout))
+	}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, usageError(fmt.Sprintf("--header %q: want \"Name: value\"", h))
+		}
+		opts = append(opts, client.WithHeader(strings.TrimSpace(k), strings.TrimSpace(v)))
+	}
+	if f.token != "" {
+		opts = append(opts, client.WithBearerToken(f.token))
+	}
+	switch strings.ToLower(f.binding) {
+	case "":
+	case "jsonrpc", "json-rpc":
+		opts = append(opts, client.WithBindings(a2a.BindingJSONRPC))
+	case "rest", "http+json", "httpjson":
+		opts = append(opts, client.WithBindings(a2a.BindingHTTPJSON))
+	default:
+		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc or rest", f.binding))
+	}
+	// The card URL may be given in full; the client wants the base.
+	base := strings.TrimSuffix(strings.TrimRight(rawURL, "/"), "/.well-known/agent-card.json")
+	return client.New(e.ctx, base, opts...)
+}
+
+// fail prints err the way a person wants to read it and returns the exit
+// code: the A2A error kind and message for protocol errors, never a stack.
+func (e *env) fail(cmd string, err error) int {
+	var ue usageError
+	var ae *a2a.Error
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "a2a %s: %s\n", cmd, ue)
+		return ExitUsage
+	case errors.As(err, &ae):
+		fmt.Fprintf(e.stderr, "a2a %s: %s: %s%s\n", cmd, ae.Code, ae.Text(), errorDetails(ae))
+		return ExitProtocol
+	case errors.Is(err, client.ErrInvalidOption):
+		fmt.Fprintf(e.stderr, "a2a %s: %v\n", cmd, err)
+		return ExitUsage
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(e.stderr, "a2a %s: interrupted\n", cmd)
+		return ExitConnection
+	}
+	fmt.Fprintf(e.stderr, "a2a %s: no answer from the agent: %v\n", cmd, err)
+	return ExitConnection
+}
+
+func errorDetails(e *a2a.Error) string {
+	var parts []string
+	for _, v := range e.Violations {
+		parts = append(parts, v.Field+": "+v.Description)
+	}
+	keys := make([]string, 0, len(e.Metadata))
+	for k := range e.Metadata {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+e.Metadata[k])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// printJSON writes v as one line of JSON.
+func (e *env) printJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+// taskExit is the exit code for a task in state s.
+func taskExit(s a2a.TaskState) int {
+	switch s {
+	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+		return ExitTaskFailed
+	}
+	return ExitOK
+}

@@ -108,17 +108,7 @@ func (c *Client) call(ctx context.Context, st *state, o op, req, out any) error 
 // terminal or interrupted. The result is a [*a2a.Task] or a direct
 // [*a2a.Message]; switch on resp.Result.
 func (c *Client) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.SendMessageResponse
-	if err := c.call(ctx, st, opSendMessage, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.SendMessageRequest, a2a.SendMessageResponse](ctx, c, opSendMessage, req, func(r *a2a.SendMessageRequest) *string { return &r.Tenant })
 }
 
 // SendStreamingMessage sends a message and streams what follows (A2A
@@ -143,17 +133,7 @@ func (c *Client) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageR
 
 // GetTask returns a task (A2A §3.1.3).
 func (c *Client) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.Task
-	if err := c.call(ctx, st, opGetTask, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.GetTaskRequest, a2a.Task](ctx, c, opGetTask, req, func(r *a2a.GetTaskRequest) *string { return &r.Tenant })
 }
 
 // ListTasks returns one page of tasks (A2A §3.1.4). A nil request lists
@@ -212,17 +192,7 @@ func (c *Client) AllTasks(ctx context.Context, req *a2a.ListTasksRequest) iter.S
 // CancelTask asks the agent to cancel a task and returns it as it then
 // stands (A2A §3.1.5).
 func (c *Client) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.Task
-	if err := c.call(ctx, st, opCancelTask, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.CancelTaskRequest, a2a.Task](ctx, c, opCancelTask, req, func(r *a2a.CancelTaskRequest) *string { return &r.Tenant })
 }
 
 // SubscribeToTask streams a task (A2A §3.1.6): first the task as it stands,
@@ -246,48 +216,18 @@ func (c *Client) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 // CreateTaskPushNotificationConfig registers a webhook for a task's
 // updates and returns it with its id (A2A §3.1.7).
 func (c *Client) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.TaskPushNotificationConfig
-	if err := c.call(ctx, st, opCreatePushConfig, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.TaskPushNotificationConfig, a2a.TaskPushNotificationConfig](ctx, c, opCreatePushConfig, req, func(r *a2a.TaskPushNotificationConfig) *string { return &r.Tenant })
 }
 
 // GetTaskPushNotificationConfig returns one webhook config (A2A §3.1.8).
 func (c *Client) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.TaskPushNotificationConfig
-	if err := c.call(ctx, st, opGetPushConfig, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.GetTaskPushNotificationConfigRequest, a2a.TaskPushNotificationConfig](ctx, c, opGetPushConfig, req, func(r *a2a.GetTaskPushNotificationConfigRequest) *string { return &r.Tenant })
 }
 
 // ListTaskPushNotificationConfigs returns the webhook configs of a task
 // (A2A §3.1.9).
 func (c *Client) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
-	if req == nil {
-		return nil, errNilRequest
-	}
-	st := c.st()
-	r := *req
-	r.Tenant = st.tenant(r.Tenant)
-	var out a2a.ListTaskPushNotificationConfigsResponse
-	if err := c.call(ctx, st, opListPushConfigs, &r, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return unary[a2a.ListTaskPushNotificationConfigsRequest, a2a.ListTaskPushNotificationConfigsResponse](ctx, c, opListPushConfigs, req, func(r *a2a.ListTaskPushNotificationConfigsRequest) *string { return &r.Tenant })
 }
 
 // DeleteTaskPushNotificationConfig removes a webhook config (A2A §3.1.10).
@@ -308,6 +248,23 @@ func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, erro
 	st := c.st()
 	var out a2a.AgentCard
 	if err := c.call(ctx, st, opGetExtendedCard, &a2a.GetExtendedAgentCardRequest{Tenant: st.tenant("")}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// unary sends one request: a copy of req with the tenant of the chosen
+// interface (tenant points at the copy's Tenant field), decoding the answer.
+func unary[Req, Resp any](ctx context.Context, c *Client, o op, req *Req, tenant func(*Req) *string) (*Resp, error) {
+	if req == nil {
+		return nil, errNilRequest
+	}
+	st := c.st()
+	r := *req
+	t := tenant(&r)
+	*t = st.tenant(*t)
+	var out Resp
+	if err := c.call(ctx, st, o, &r, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -8,11 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/sse"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -131,4 +135,65 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
+}
+
+// StreamFormat is how a binding writes a stream.
+type StreamFormat struct {
+	// KeepAlive is the idle time before a keep-alive comment; 0 for none.
+	KeepAlive time.Duration
+	// Frame encodes the data of one event.
+	Frame func(a2a.Event) ([]byte, error)
+	// Error answers an error that came before the first frame, as a plain
+	// (non-stream) error response.
+	Error func(w http.ResponseWriter, err error)
+	// ErrorData encodes the data of the last frame for an error after the
+	// stream started; it is sent as an "error" event.
+	ErrorData func(e *a2a.Error) []byte
+	// Log receives encoding failures.
+	Log *slog.Logger
+}
+
+// Stream answers a streaming operation with Server-Sent Events: one frame
+// per event, with the event's SSE id. An error before the first frame is a
+// plain error response; one after it is a last frame of type "error", then
+// the stream ends (REQUIREMENTS B2); the official JavaScript SDK sends and
+// recognises the same.
+func Stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error], f StreamFormat) {
+	var sw *sse.Writer
+	defer func() {
+		if sw != nil {
+			sw.Close()
+		}
+	}()
+	fail := func(err error) {
+		e := a2a.AsError(err)
+		if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
+			f.Log.Error("internal error in a stream", "err", err)
+		}
+		_ = sw.NamedEvent("error", "", f.ErrorData(e))
+	}
+	for ev, err := range events {
+		if err != nil {
+			if sw == nil {
+				f.Error(w, err)
+			} else {
+				fail(err)
+			}
+			return
+		}
+		if sw == nil {
+			sw = sse.Start(w, f.KeepAlive)
+		}
+		b, err := f.Frame(ev.Event)
+		if err != nil {
+			fail(a2a.NewError(a2a.CodeInternal, "").WithCause(err))
+			return
+		}
+		if sw.Event(ev.ID, b) != nil {
+			return // the client went away
+		}
+	}
+	if sw == nil { // a stream with no events at all
+		sw = sse.Start(w, 0)
+	}
 }

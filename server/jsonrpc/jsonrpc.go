@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/sse"
 	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
 )
@@ -241,37 +240,15 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 // is a plain JSON-RPC error response; one after it is sent as a last frame
 // (REQUIREMENTS B2).
 func (j *Handler) stream(w http.ResponseWriter, id json.RawMessage, events iter.Seq2[server.StreamEvent, error]) {
-	var sw *sse.Writer
-	defer func() {
-		if sw != nil {
-			sw.Close()
-		}
-	}()
-	for ev, err := range events {
-		if err != nil {
-			if sw == nil {
-				j.writeError(w, http.StatusOK, id, err)
-				return
-			}
-			_ = sw.Event("", marshalError(id, a2a.AsError(err)))
-			return
-		}
-		if sw == nil {
-			sw = sse.Start(w, j.keepAlive)
-		}
-		b, merr := marshalResponse(id, a2a.StreamResponse{Event: ev.Event})
-		if merr != nil {
-			j.log.Error("encoding stream event", "err", merr)
-			_ = sw.Event("", marshalError(id, a2a.NewError(a2a.CodeInternal, "")))
-			return
-		}
-		if sw.Event(ev.ID, b) != nil {
-			return // the client went away
-		}
-	}
-	if sw == nil { // a stream with no events at all
-		sw = sse.Start(w, 0)
-	}
+	wire.Stream(w, events, wire.StreamFormat{
+		KeepAlive: j.keepAlive,
+		Frame: func(ev a2a.Event) ([]byte, error) {
+			return marshalResponse(id, a2a.StreamResponse{Event: ev})
+		},
+		Error:     func(w http.ResponseWriter, err error) { j.writeError(w, http.StatusOK, id, err) },
+		ErrorData: func(e *a2a.Error) []byte { return marshalError(id, e) },
+		Log:       j.log,
+	})
 }
 
 func marshalResponse(id json.RawMessage, result any) ([]byte, error) {

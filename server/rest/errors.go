@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/sse"
+	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -60,48 +60,11 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 // StreamResponse (A2A §11.7). An error before the first frame is a plain
 // error response; one after it is sent as a last frame (REQUIREMENTS B2).
 func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error]) {
-	var sw *sse.Writer
-	defer func() {
-		if sw != nil {
-			sw.Close()
-		}
-	}()
-	for ev, err := range events {
-		if err != nil {
-			if sw == nil {
-				rh.writeError(w, 0, err)
-				return
-			}
-			rh.streamError(sw, err)
-			return
-		}
-		if sw == nil {
-			sw = sse.Start(w, rh.keepAlive)
-		}
-		b, merr := a2a.StreamResponse{Event: ev.Event}.AppendJSON(nil)
-		if merr != nil {
-			rh.log.Error("encoding stream event", "err", merr)
-			rh.streamError(sw, a2a.NewError(a2a.CodeInternal, ""))
-			return
-		}
-		if sw.Event(ev.ID, b) != nil {
-			return // the client went away
-		}
-	}
-	if sw == nil { // a stream with no events at all
-		sw = sse.Start(w, 0)
-	}
-}
-
-// streamError ends a started stream with an error frame: "event: error" and
-// the error body as data, the form the official JavaScript SDK sends and
-// recognises (REQUIREMENTS B2).
-func (rh *Handler) streamError(sw *sse.Writer, err error) {
-	e := a2a.AsError(err)
-	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
-		rh.log.Error("internal error in stream", "err", err)
-	}
-	if werr := sw.NamedEvent("error", "", marshalError(e.Code.HTTPStatus(), e)); werr != nil {
-		rh.log.Debug("writing stream error", "err", werr)
-	}
+	wire.Stream(w, events, wire.StreamFormat{
+		KeepAlive: rh.keepAlive,
+		Frame:     func(ev a2a.Event) ([]byte, error) { return a2a.StreamResponse{Event: ev}.AppendJSON(nil) },
+		Error:     func(w http.ResponseWriter, err error) { rh.writeError(w, 0, err) },
+		ErrorData: func(e *a2a.Error) []byte { return marshalError(e.Code.HTTPStatus(), e) },
+		Log:       rh.log,
+	})
 }

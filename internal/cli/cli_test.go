@@ -141,8 +141,10 @@ func TestHumanOutput(t *testing.T) {
 		{"get", []string{"get", base, "id-1", "--history", "1"}, 0},
 		{"watch-finished", []string{"watch", base, "id-1"}, 0},
 		{"push-create", []string{"push", "create", base, "id-1", "http://127.0.0.1:9/hook", "--id", "hook-1", "--push-token", "secret"}, 0},
+		{"push-get", []string{"push", "get", base, "id-1", "hook-1", "--binding", "rest"}, 0},
 		{"push-list", []string{"push", "list", base, "id-1"}, 0},
 		{"push-delete", []string{"push", "delete", base, "id-1", "hook-1"}, 0},
+		{"push-get-deleted", []string{"push", "get", base, "id-1", "hook-1"}, 3},
 		{"cancel-finished", []string{"cancel", base, "id-1"}, 3},
 		{"get-missing", []string{"get", base, "no-such-task"}, 3},
 	}

@@ -1,0 +1,185 @@
+// Package auth authenticates A2A requests in front of the protocol: an
+// authenticator is HTTP middleware that refuses a request without valid
+// credentials before any A2A method runs (A2A §7.4), and otherwise tells the
+// server who the caller is with [server.WithPrincipal], so that tasks are
+// owned per principal (A2A §13.1).
+//
+// For now the package holds one authenticator, [Bearer], for static bearer
+// tokens (RFC 6750). The security work will grow it (more schemes, agent
+// card signing); what is here is deliberately small.
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/goa2a/a2a/server"
+)
+
+// DefaultRealm is the realm of the challenge when [WithRealm] is not given.
+const DefaultRealm = "a2a"
+
+// Option configures [Bearer].
+type Option func(*bearer)
+
+// WithRealm sets the realm named in the WWW-Authenticate challenge
+// (RFC 9110 §11.6.1). The default is [DefaultRealm]. A realm with control
+// characters makes [Bearer] panic.
+func WithRealm(realm string) Option {
+	return func(b *bearer) { b.realm = realm }
+}
+
+type credential struct {
+	digest    [sha256.Size]byte // of the token; the token itself is not kept
+	principal string
+}
+
+type bearer struct {
+	realm string
+	creds []credential
+	next  http.Handler
+
+	missing []byte // response bodies, encoded once
+	invalid []byte
+}
+
+// Bearer returns middleware that admits a request only when its
+// Authorization header carries one of the tokens ("Authorization: Bearer
+// <token>"), and calls next with the token's principal attached to the
+// request context by [server.WithPrincipal]. tokens maps each token to its
+// principal; it is copied, so later changes to the map have no effect.
+//
+// Any other request gets HTTP 401 with a WWW-Authenticate challenge
+// (RFC 6750 §3) and a google.rpc.Status JSON body with status
+// UNAUTHENTICATED, the same on every binding, since no A2A method has run
+// yet. A request with no bearer credentials gets a challenge without an
+// error code; one with a wrong or malformed token gets error="invalid_token"
+// (RFC 6750 §3.1).
+//
+// Tokens are compared in constant time: the request's token is hashed and
+// its digest compared with every known digest, all of them every time, so
+// neither the time taken nor its early exit tells which bytes matched.
+// Tokens are never logged and not kept in memory beyond their digests.
+//
+// Bearer panics, as [http.ServeMux.Handle] does for a bad pattern, when a
+// token or principal is empty (an empty principal would share the
+// anonymous owner's tasks) or when the realm holds control characters.
+func Bearer(tokens map[string]string, next http.Handler, opts ...Option) http.Handler {
+	if next == nil {
+		panic("auth: Bearer: nil handler")
+	}
+	b := &bearer{realm: DefaultRealm, next: next}
+	for _, o := range opts {
+		o(b)
+	}
+	if strings.ContainsFunc(b.realm, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		panic("auth: Bearer: the realm holds control characters")
+	}
+	for token, principal := range tokens {
+		if token == "" || principal == "" {
+			panic("auth: Bearer: every token needs a non-empty token and principal")
+		}
+		b.creds = append(b.creds, credential{digest: sha256.Sum256([]byte(token)), principal: principal})
+	}
+	b.missing = statusBody("Send Authorization: Bearer <token>")
+	b.invalid = statusBody("The bearer token is not valid. Send Authorization: Bearer <token>")
+	return b
+}
+
+func (b *bearer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	token, present := bearerToken(r.Header)
+	if !present {
+		b.refuse(w, "", b.missing)
+		return
+	}
+	principal, ok := b.lookup(token)
+	if !ok {
+		b.refuse(w, "invalid_token", b.invalid)
+		return
+	}
+	b.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), principal)))
+}
+
+// lookup finds the principal of token, comparing digests in constant time
+// against every credential.
+func (b *bearer) lookup(token string) (string, bool) {
+	if token == "" {
+		return "", false
+	}
+	d := sha256.Sum256([]byte(token))
+	principal, found := "", 0
+	for i := range b.creds {
+		eq := subtle.ConstantTimeCompare(d[:], b.creds[i].digest[:])
+		if eq == 1 {
+			principal = b.creds[i].principal
+		}
+		found |= eq
+	}
+	return principal, found == 1
+}
+
+// bearerToken returns the token of a single "Authorization: Bearer <token>"
+// header; present reports whether the request offered bearer credentials
+// at all (the scheme name is case-insensitive, RFC 9110 §11.1). A request
+// with several Authorization headers, or a Bearer one without a token,
+// offers credentials that are not valid.
+func bearerToken(h http.Header) (token string, present bool) {
+	values := h.Values("Authorization")
+	if len(values) == 0 {
+		return "", false
+	}
+	if len(values) > 1 {
+		return "", true
+	}
+	scheme, rest, _ := strings.Cut(values[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(rest, " ")
+	if strings.ContainsAny(token, " \t") {
+		return "", true
+	}
+	return token, true
+}
+
+// refuse answers 401 with the challenge, naming errCode when not empty.
+func (b *bearer) refuse(w http.ResponseWriter, errCode string, body []byte) {
+	challenge := fmt.Sprintf("Bearer realm=%s", quote(b.realm))
+	if errCode != "" {
+		challenge += fmt.Sprintf(", error=%s", quote(errCode))
+	}
+	h := w.Header()
+	h.Set("WWW-Authenticate", challenge)
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(body)
+}
+
+// quote writes s as an RFC 9110 quoted-string.
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	return `"` + r.Replace(s) + `"`
+}
+
+// statusBody is the google.rpc.Status JSON of a 401, the shape the
+// HTTP+JSON binding uses for errors (A2A §11.6).
+func statusBody(message string) []byte {
+	type status struct {
+		Code    int    `json:"code"`
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	}
+	var sb strings.Builder
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false) // keep "<token>" readable
+	if err := enc.Encode(struct {
+		Error status `json:"error"`
+	}{status{Code: http.StatusUnauthorized, Status: "UNAUTHENTICATED", Message: message}}); err != nil {
+		panic(err) // a constant shape; cannot fail
+	}
+	return []byte(sb.String())
+}

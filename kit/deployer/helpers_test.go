@@ -1,0 +1,371 @@
+package deployer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/sse"
+	"github.com/goa2a/a2a/server"
+)
+
+// kitToken is the bearer token of the kit's recordings.
+const kitToken = "dpl_test_7c1e4b"
+
+// kitClock starts at start and moves 250 ms per reading, as the kit's clock
+// does, so our timestamps equal the recorded ones.
+func kitClock(start time.Time) func() time.Time {
+	var mu sync.Mutex
+	t := start
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(250 * time.Millisecond)
+		return t
+	}
+}
+
+var kitEpoch = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
+
+// testServer is one deployer on 127.0.0.1.
+type testServer struct {
+	URL   string // where it listens
+	agent *Agent
+	h     *server.Handler
+}
+
+// startServer runs a deployer that calls itself baseURL ("" for the URL it
+// listens at) with the given tokens (nil for the kit's token).
+func startServer(t *testing.T, baseURL string, tokens map[string]string, opts ...server.Option) *testServer {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil) // listens on 127.0.0.1
+	url := "http://" + srv.Listener.Addr().String()
+	if baseURL == "" {
+		baseURL = url
+	}
+	if tokens == nil {
+		tokens = map[string]string{kitToken: Principal}
+	}
+	agent := &Agent{}
+	handler, h, err := newServer(baseURL, tokens, agent, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = handler
+	srv.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("closing the handler: %v", err)
+		}
+		srv.Close()
+	})
+	return &testServer{URL: url, agent: agent, h: h}
+}
+
+// do sends a request with an optional bearer token; an "A2A-Version" header
+// is added to /a2a requests.
+func do(t *testing.T, method, url, token, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if strings.Contains(url, "/a2a/") {
+		req.Header.Set("A2A-Version", a2a.ProtocolVersion)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// readBody reads and closes the body of resp.
+func readBody(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rpc calls a JSON-RPC method with the kit's token and returns its result.
+func rpc(t *testing.T, base, method string, params any) json.RawMessage {
+	t.Helper()
+	p, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := do(t, http.MethodPost, base+"/a2a/jsonrpc", kitToken, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":%s}`, method, p))
+	body := readBody(t, resp)
+	var env struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || resp.StatusCode != http.StatusOK || env.Error != nil {
+		t.Fatalf("%s: status %d: %s", method, resp.StatusCode, body)
+	}
+	return env.Result
+}
+
+// sendText builds SendMessage params for a user text message.
+func sendText(text string) map[string]any {
+	return map[string]any{"message": map[string]any{
+		"messageId": fmt.Sprintf("m-%d", time.Now().UnixNano()),
+		"role":      "ROLE_USER",
+		"parts":     []any{map[string]any{"text": text}},
+	}}
+}
+
+// frames reads the data of an SSE stream in the background, so a test can
+// wait for a frame with a timeout, and tell a closed stream from an idle
+// one.
+type frames struct {
+	ch   chan []byte
+	err  error // set before ch is closed
+	body io.Closer
+}
+
+func readFrames(t *testing.T, body io.ReadCloser) *frames {
+	f := &frames{ch: make(chan []byte, 64), body: body}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop); body.Close() })
+	go func() {
+		defer close(f.ch)
+		r := sse.NewReader(body, 0)
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				f.err = err
+				return
+			}
+			select {
+			case f.ch <- bytes.Clone(ev.Data):
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return f
+}
+
+const waitFor = 10 * time.Second
+
+// next returns the next frame, failing if the stream ends or stays idle.
+func (f *frames) next(t *testing.T) []byte {
+	t.Helper()
+	select {
+	case b, ok := <-f.ch:
+		if !ok {
+			t.Fatalf("the stream ended early: %v", f.err)
+		}
+		return b
+	case <-time.After(waitFor):
+		t.Fatal("no frame arrived")
+	}
+	return nil
+}
+
+// end checks that the stream closes with no further frame.
+func (f *frames) end(t *testing.T) {
+	t.Helper()
+	select {
+	case b, ok := <-f.ch:
+		if ok {
+			t.Fatalf("a frame after the end: %s", b)
+		}
+		if f.err != io.EOF {
+			t.Fatalf("the stream ended with %v, want EOF", f.err)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the stream stayed open")
+	}
+}
+
+// idle checks that nothing arrives, nor does the stream close, for a
+// moment. It cannot prove a stream stays open; the frames that follow on
+// the same stream later do.
+func (f *frames) idle(t *testing.T) {
+	t.Helper()
+	select {
+	case b, ok := <-f.ch:
+		if ok {
+			t.Fatalf("unexpected frame: %s", b)
+		}
+		t.Fatalf("the stream closed: %v", f.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// idMap pairs the recording's generated ids with ours.
+type idMap struct {
+	ours   map[string]string // recorded -> ours
+	theirs map[string]string // ours -> recorded
+}
+
+func newIDMap() *idMap { return &idMap{ours: map[string]string{}, theirs: map[string]string{}} }
+
+func (m *idMap) pair(recorded, ours string) error {
+	if o, ok := m.ours[recorded]; ok {
+		if o != ours {
+			return fmt.Errorf("id %q was %q before, now %q", recorded, o, ours)
+		}
+		return nil
+	}
+	if r, ok := m.theirs[ours]; ok && r != recorded {
+		return fmt.Errorf("our id %q stands for both %q and %q", ours, r, recorded)
+	}
+	m.ours[recorded], m.theirs[ours] = ours, recorded
+	return nil
+}
+
+// translate rewrites recorded ids in a request into ours.
+func (m *idMap) translate(s string) string {
+	for r, o := range m.ours {
+		if r != o && r != "" {
+			s = strings.ReplaceAll(s, r, o)
+		}
+	}
+	return s
+}
+
+var idKeys = map[string]bool{"id": true, "contextId": true, "taskId": true, "messageId": true}
+
+// compare walks a recorded and our JSON value together: generated ids must
+// correspond one to one, ids inside texts (the approval link) too, and
+// everything else, timestamps included, must be equal.
+func (m *idMap) compare(path string, want, got any) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: want an object, got %v", path, got)}
+		}
+		keys := map[string]bool{}
+		for k := range w {
+			keys[k] = true
+		}
+		for k := range g {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		var diffs []string
+		for _, k := range sorted {
+			wv, wok := w[k]
+			gv, gok := g[k]
+			p := path + "." + k
+			switch {
+			case !wok:
+				diffs = append(diffs, fmt.Sprintf("%s: unexpected member %v", p, gv))
+			case !gok:
+				diffs = append(diffs, fmt.Sprintf("%s: missing (want %v)", p, wv))
+			case idKeys[k] && isString(wv) && isString(gv):
+				if err := m.pair(wv.(string), gv.(string)); err != nil {
+					diffs = append(diffs, p+": "+err.Error())
+				}
+			default:
+				diffs = append(diffs, m.compare(p, wv, gv)...)
+			}
+		}
+		return diffs
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: want %d items %v, got %v", path, len(w), want, got)}
+		}
+		var diffs []string
+		for i := range w {
+			diffs = append(diffs, m.compare(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+		}
+		return diffs
+	case string:
+		if g, ok := got.(string); ok && m.translate(w) == g {
+			return nil
+		}
+	}
+	if !reflect.DeepEqual(want, got) {
+		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
+	}
+	return nil
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+func parseJSON(t *testing.T, what string, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, b)
+	}
+	return v
+}
+
+// same compares a recorded and our JSON text.
+func (m *idMap) same(t *testing.T, what string, want, got []byte) {
+	t.Helper()
+	if diffs := m.compare("", parseJSON(t, what+" (recorded)", want), parseJSON(t, what+" (ours)", got)); len(diffs) > 0 {
+		t.Errorf("%s differs from the recording:\n  %s\nours:\n%s", what, strings.Join(diffs, "\n  "), got)
+	}
+}
+
+// dropEmptyStringLists removes "list": [] from the scheme maps of every
+// securityRequirements entry under v, and reports whether it removed any.
+// The kit writes a StringList with no scopes as {"list": []}; ProtoJSON,
+// and our encoding, omit the empty repeated field and write {} (a
+// difference the a2a package's golden test documents as well).
+func dropEmptyStringLists(v any) bool {
+	changed := false
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if reqs, ok := x["securityRequirements"].([]any); ok {
+				for _, r := range reqs {
+					schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
+					for _, sl := range schemes {
+						if m, _ := sl.(map[string]any); m != nil {
+							if l, ok := m["list"].([]any); ok && len(l) == 0 {
+								delete(m, "list")
+								changed = true
+							}
+						}
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return changed
+}

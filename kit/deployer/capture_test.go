@@ -59,7 +59,7 @@ func (s *testServer) send(t *testing.T, ids *idMap, ex capture.Exchange) *http.R
 	if ex.Host != "localhost:41243" {
 		t.Fatalf("%q is addressed to %s, not the deployer", ex.Title, ex.Host)
 	}
-	req, err := http.NewRequest(ex.Method, s.URL+ids.translate(ex.Path), strings.NewReader(ids.translate(ex.Body)))
+	req, err := http.NewRequest(ex.Method, s.URL+ids.Translate(ex.Path), strings.NewReader(ids.Translate(ex.Body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func (s *testServer) replay(t *testing.T, ids *idMap, ex capture.Exchange, norma
 	if normalize != nil && !normalize(want) {
 		t.Errorf("%q: the normalisation changed nothing; remove it", ex.Title)
 	}
-	if diffs := ids.compare("body", want, parseJSON(t, ex.Title, got)); len(diffs) > 0 {
+	if diffs := ids.Compare("body", want, parseJSON(t, ex.Title, got)); len(diffs) > 0 {
 		t.Errorf("%q differs from the recording:\n  %s\nours:\n%s", ex.Title, strings.Join(diffs, "\n  "), got)
 	}
 }
@@ -137,7 +137,7 @@ func (s *testServer) stream(t *testing.T, ids *idMap, ex capture.Exchange) *fram
 func expectFrames(t *testing.T, ids *idMap, title string, f *frames, want []json.RawMessage) {
 	t.Helper()
 	for _, w := range want {
-		ids.same(t, title+" frame", w, f.next(t))
+		same(t, ids, title+" frame", w, f.next(t))
 	}
 }
 

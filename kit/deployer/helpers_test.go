@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/goa2a/a2a/internal/capture"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -219,102 +218,9 @@ func (f *frames) idle(t *testing.T) {
 }
 
 // idMap pairs the recording's generated ids with ours.
-type idMap struct {
-	ours   map[string]string // recorded -> ours
-	theirs map[string]string // ours -> recorded
-}
+type idMap = capture.IDs
 
-func newIDMap() *idMap { return &idMap{ours: map[string]string{}, theirs: map[string]string{}} }
-
-func (m *idMap) pair(recorded, ours string) error {
-	if o, ok := m.ours[recorded]; ok {
-		if o != ours {
-			return fmt.Errorf("id %q was %q before, now %q", recorded, o, ours)
-		}
-		return nil
-	}
-	if r, ok := m.theirs[ours]; ok && r != recorded {
-		return fmt.Errorf("our id %q stands for both %q and %q", ours, r, recorded)
-	}
-	m.ours[recorded], m.theirs[ours] = ours, recorded
-	return nil
-}
-
-// translate rewrites recorded ids in a request into ours.
-func (m *idMap) translate(s string) string {
-	for r, o := range m.ours {
-		if r != o && r != "" {
-			s = strings.ReplaceAll(s, r, o)
-		}
-	}
-	return s
-}
-
-var idKeys = map[string]bool{"id": true, "contextId": true, "taskId": true, "messageId": true}
-
-// compare walks a recorded and our JSON value together: generated ids must
-// correspond one to one, ids inside texts (the approval link) too, and
-// everything else, timestamps included, must be equal.
-func (m *idMap) compare(path string, want, got any) []string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: want an object, got %v", path, got)}
-		}
-		keys := map[string]bool{}
-		for k := range w {
-			keys[k] = true
-		}
-		for k := range g {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		var diffs []string
-		for _, k := range sorted {
-			wv, wok := w[k]
-			gv, gok := g[k]
-			p := path + "." + k
-			switch {
-			case !wok:
-				diffs = append(diffs, fmt.Sprintf("%s: unexpected member %v", p, gv))
-			case !gok:
-				diffs = append(diffs, fmt.Sprintf("%s: missing (want %v)", p, wv))
-			case idKeys[k] && isString(wv) && isString(gv):
-				if err := m.pair(wv.(string), gv.(string)); err != nil {
-					diffs = append(diffs, p+": "+err.Error())
-				}
-			default:
-				diffs = append(diffs, m.compare(p, wv, gv)...)
-			}
-		}
-		return diffs
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: want %d items %v, got %v", path, len(w), want, got)}
-		}
-		var diffs []string
-		for i := range w {
-			diffs = append(diffs, m.compare(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
-		}
-		return diffs
-	case string:
-		if g, ok := got.(string); ok && m.translate(w) == g {
-			return nil
-		}
-	}
-	if !reflect.DeepEqual(want, got) {
-		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
-	}
-	return nil
-}
-
-func isString(v any) bool { _, ok := v.(string); return ok }
+func newIDMap() *idMap { return capture.NewIDs() }
 
 func parseJSON(t *testing.T, what string, b []byte) any {
 	t.Helper()
@@ -326,9 +232,9 @@ func parseJSON(t *testing.T, what string, b []byte) any {
 }
 
 // same compares a recorded and our JSON text.
-func (m *idMap) same(t *testing.T, what string, want, got []byte) {
+func same(t *testing.T, m *idMap, what string, want, got []byte) {
 	t.Helper()
-	if diffs := m.compare("", parseJSON(t, what+" (recorded)", want), parseJSON(t, what+" (ours)", got)); len(diffs) > 0 {
+	if diffs := m.Compare("", parseJSON(t, what+" (recorded)", want), parseJSON(t, what+" (ours)", got)); len(diffs) > 0 {
 		t.Errorf("%s differs from the recording:\n  %s\nours:\n%s", what, strings.Join(diffs, "\n  "), got)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -98,105 +96,6 @@ func startKit(t *testing.T) *kitServers {
 	return k
 }
 
-// idMap pairs the recording's generated ids with ours.
-type idMap struct {
-	// exactTime compares timestamps exactly instead of only checking
-	// their form; our fake clock stamps as the kit's clock did.
-	exactTime bool
-	ours      map[string]string // recorded -> ours
-	theirs    map[string]string // ours -> recorded
-}
-
-func (m *idMap) pair(recorded, ours string) error {
-	if o, ok := m.ours[recorded]; ok {
-		if o != ours {
-			return fmt.Errorf("id %q was %q before, now %q", recorded, o, ours)
-		}
-		return nil
-	}
-	if r, ok := m.theirs[ours]; ok && r != recorded {
-		return fmt.Errorf("our id %q stands for both %q and %q", ours, r, recorded)
-	}
-	m.ours[recorded], m.theirs[ours] = ours, recorded
-	return nil
-}
-
-// translate rewrites recorded ids in a request into ours.
-func (m *idMap) translate(s string) string {
-	for r, o := range m.ours {
-		if r != o && r != "" {
-			s = strings.ReplaceAll(s, r, o)
-		}
-	}
-	return s
-}
-
-var idKeys = map[string]bool{"id": true, "contextId": true, "taskId": true, "messageId": true, "nextPageToken": true}
-
-// compare walks the recorded and our JSON values together. Generated ids
-// must correspond one to one; timestamps must be valid; all else is equal.
-func (m *idMap) compare(path string, want, got any) []string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: want an object, got %v", path, got)}
-		}
-		var diffs []string
-		keys := map[string]bool{}
-		for k := range w {
-			keys[k] = true
-		}
-		for k := range g {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			wv, wok := w[k]
-			gv, gok := g[k]
-			p := path + "." + k
-			switch {
-			case !wok:
-				diffs = append(diffs, fmt.Sprintf("%s: unexpected member %v", p, gv))
-			case !gok:
-				diffs = append(diffs, fmt.Sprintf("%s: missing (want %v)", p, wv))
-			case k == "timestamp" && !m.exactTime:
-				s, _ := gv.(string)
-				if _, err := a2a.ParseTimestamp(s); err != nil || !strings.HasSuffix(s, "Z") {
-					diffs = append(diffs, fmt.Sprintf("%s: bad timestamp %v", p, gv))
-				}
-			case idKeys[k] && isString(wv) && isString(gv):
-				if err := m.pair(wv.(string), gv.(string)); err != nil {
-					diffs = append(diffs, p+": "+err.Error())
-				}
-			default:
-				diffs = append(diffs, m.compare(p, wv, gv)...)
-			}
-		}
-		return diffs
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: want %d items %v, got %v", path, len(w), want, got)}
-		}
-		var diffs []string
-		for i := range w {
-			diffs = append(diffs, m.compare(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
-		}
-		return diffs
-	}
-	if !reflect.DeepEqual(want, got) {
-		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
-	}
-	return nil
-}
-
-func isString(v any) bool { _, ok := v.(string); return ok }
-
 func parseJSON(t *testing.T, what, s string) any {
 	t.Helper()
 	var v any
@@ -207,13 +106,13 @@ func parseJSON(t *testing.T, what, s string) any {
 }
 
 // replay sends one recorded request to our server and compares the answer.
-func (k *kitServers) replay(t *testing.T, ids *idMap, file string, ex capture.Exchange) {
+func (k *kitServers) replay(t *testing.T, ids *capture.IDs, file string, ex capture.Exchange) {
 	t.Helper()
 	base, ok := k.urls[ex.Host]
 	if !ok {
 		t.Fatalf("%s %q: no server for host %s", file, ex.Title, ex.Host)
 	}
-	req, err := http.NewRequest(ex.Method, base+ids.translate(ex.Path), strings.NewReader(ids.translate(ex.Body)))
+	req, err := http.NewRequest(ex.Method, base+ids.Translate(ex.Path), strings.NewReader(ids.Translate(ex.Body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,10 +149,10 @@ func (k *kitServers) replay(t *testing.T, ids *idMap, file string, ex capture.Ex
 			return
 		}
 		for i := range want {
-			diffs = append(diffs, ids.compare(fmt.Sprintf("frame[%d]", i), parseJSON(t, "recorded frame", want[i]), parseJSON(t, "our frame", got[i]))...)
+			diffs = append(diffs, ids.Compare(fmt.Sprintf("frame[%d]", i), parseJSON(t, "recorded frame", want[i]), parseJSON(t, "our frame", got[i]))...)
 		}
 	} else {
-		diffs = ids.compare("body", parseJSON(t, "recorded body", ex.RBody), parseJSON(t, "our body", string(body)))
+		diffs = ids.Compare("body", parseJSON(t, "recorded body", ex.RBody), parseJSON(t, "our body", string(body)))
 	}
 	if len(diffs) > 0 {
 		t.Errorf("%s %q differs from the recording:\n  %s\nour body:\n%s", file, ex.Title, strings.Join(diffs, "\n  "), body)
@@ -283,7 +182,7 @@ func waitTerminal(t *testing.T, h *server.Handler, taskID string) {
 // ListTasks pages of 12 list the tasks they create.
 func TestCapturedScenarios(t *testing.T) {
 	k := startKit(t)
-	ids := &idMap{ours: map[string]string{}, theirs: map[string]string{}, exactTime: true}
+	ids := capture.NewIDs() // timestamps compare exactly: the fake clock stamps as the kit's did
 	load := func(name string) []capture.Exchange {
 		exs, err := capture.Load(name)
 		if err != nil {
@@ -307,7 +206,7 @@ func TestCapturedScenarios(t *testing.T) {
 	<-k.gate.reached
 	k.replay(t, ids, "04", exs[1])
 	close(k.gate.release)
-	taskID := ids.ours["d0c28826-28b8-4b15-8b53-4e01ae7a5a3c"]
+	taskID := ids.Ours("d0c28826-28b8-4b15-8b53-4e01ae7a5a3c")
 	waitTerminal(t, k.runner, taskID)
 	k.replay(t, ids, "04", exs[2])
 

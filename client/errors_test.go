@@ -90,6 +90,16 @@ func TestErrorMapping(t *testing.T) {
 		{"JSON-RPC null result", rpc, answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"result":null}`), a2a.CodeInvalidAgentResponse, nil},
 		{"JSON-RPC other id", rpc, answer(200, "application/json", `{"jsonrpc":"2.0","id":2,"result":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}`), a2a.CodeInvalidAgentResponse, nil},
 		{"JSON-RPC 401 from a gateway", rpc, answer(401, "text/plain", "unauthorized"), a2a.CodeUnauthenticated, nil},
+		// An authentication layer in front of the JSON-RPC endpoint
+		// answers with a google.rpc.Status body, whose "error" member
+		// must not pass for a JSON-RPC error (the kit's deployer does).
+		{"JSON-RPC 401 status body", rpc, answer(401, "application/json", `{"error":{"code":401,"status":"UNAUTHENTICATED","message":"Send Authorization: Bearer <token>"}}`), a2a.CodeUnauthenticated,
+			func(t *testing.T, e *a2a.Error) {
+				if e.Message != "Send Authorization: Bearer <token>" {
+					t.Errorf("message = %q", e.Message)
+				}
+			}},
+		{"JSON-RPC error with 401", rpc, answer(401, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"who are you"}}`), a2a.CodeUnauthenticated, nil},
 		{"JSON-RPC 503", rpc, answer(503, "", ""), a2a.CodeUnavailable, nil},
 	}
 	for _, tc := range cases {

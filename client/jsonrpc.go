@@ -77,6 +77,16 @@ func decodeRPC(o op, httpStatus int, data []byte, id int64, out any) error {
 		}
 		return invalidResponseCause(err, "%s: the response is not a JSON-RPC response: %v", o, err)
 	}
+	if httpStatus != http.StatusOK && r.JSONRPC != "2.0" {
+		// Not a JSON-RPC answer: something in front of the endpoint (an
+		// authentication layer, a gateway) refused the request, often
+		// with a google.rpc.Status body whose "error" member would
+		// otherwise pass for a JSON-RPC error.
+		if e, ok := statusError(httpStatus, data); ok {
+			return e
+		}
+		return httpError(httpStatus, data)
+	}
 	if r.Error != nil {
 		return r.Error.toA2A()
 	}

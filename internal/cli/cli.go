@@ -28,6 +28,7 @@ Usage:
   a2a push create URL TASK_ID WEBHOOK_URL | get URL TASK_ID CONFIG_ID
            list URL TASK_ID | delete URL TASK_ID CONFIG_ID
   a2a serve [flags]                  serve an agent over JSON-RPC and HTTP+JSON
+  a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
   a2a help                           show this help
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
@@ -55,6 +56,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr)
+	case "demo":
+		return demo(ctx, args[1:], stdout, stderr)
 	case "card":
 		return runClientCommand(e, cardCommand, args[1:])
 	case "send":

@@ -29,9 +29,12 @@ type Store struct {
 type record struct {
 	scope store.Scope
 	seq   int64
-	// A task that can still change is kept as values.
-	task   *a2a.Task
-	events []store.Event
+	// A task that can still change is kept as values, and its log also
+	// as JSON, ready to freeze.
+	task    *a2a.Task
+	events  []store.Event
+	logJSON []byte
+	broken  bool // an event would not encode: keep the values
 	// A terminal task is kept encoded (task and events as JSON), with the
 	// fields List filters on.
 	frozen    *frozen
@@ -46,29 +49,59 @@ type frozen struct {
 	events []byte // []a2a.StreamResponse, numbered from 1
 }
 
-// setTask records the new snapshot, freezing the record once the task is
-// terminal: nothing can be appended after that.
-func (r *record) setTask(t *a2a.Task) {
+// encoded is the JSON of what an Append brings, made before the store's
+// lock is taken so that encoding never holds up other tasks.
+type encoded struct {
+	events []byte // the events as StreamResponse JSON, comma-separated
+	task   []byte // the snapshot, when it is terminal
+	ok     bool   // encoding succeeded; otherwise the values stay as values
+}
+
+func encode(events []store.Event, task *a2a.Task) encoded {
+	var e encoded
+	var err error
+	for i, ev := range events {
+		if i > 0 {
+			e.events = append(e.events, ',')
+		}
+		if e.events, err = (a2a.StreamResponse{Event: ev.Payload}).AppendJSON(e.events); err != nil {
+			return encoded{}
+		}
+	}
+	if task.Status.State.Terminal() {
+		if e.task, err = json.Marshal(task); err != nil {
+			return encoded{}
+		}
+	}
+	e.ok = true
+	return e
+}
+
+// add appends events and their encoding and records the new snapshot,
+// freezing the record once the task is terminal: nothing can be appended
+// after that.
+func (r *record) add(events []store.Event, t *a2a.Task, enc encoded) {
+	r.events = append(r.events, events...)
+	r.seq += int64(len(events))
 	r.task, r.contextID, r.state, r.ts = t, t.ContextID, t.Status.State, t.Status.Timestamp.Time
-	if !t.Status.State.Terminal() {
+	if !enc.ok {
+		r.broken = true // keep values; never freeze a partial log
+	}
+	if r.broken {
 		return
 	}
-	tb, err := json.Marshal(t)
-	if err != nil {
-		return // keep the values; nothing is lost
+	if len(r.logJSON) > 0 && len(enc.events) > 0 {
+		r.logJSON = append(r.logJSON, ',')
 	}
-	eb := make([]byte, 0, 256*len(r.events))
+	r.logJSON = append(r.logJSON, enc.events...)
+	if enc.task == nil {
+		return
+	}
+	eb := make([]byte, 0, len(r.logJSON)+2)
 	eb = append(eb, '[')
-	for i, ev := range r.events {
-		if i > 0 {
-			eb = append(eb, ',')
-		}
-		if eb, err = (a2a.StreamResponse{Event: ev.Payload}).AppendJSON(eb); err != nil {
-			return
-		}
-	}
+	eb = append(eb, r.logJSON...)
 	eb = append(eb, ']')
-	r.frozen, r.task, r.events = &frozen{task: tb, events: eb}, nil, nil
+	r.frozen, r.task, r.events, r.logJSON = &frozen{task: enc.task, events: eb}, nil, nil, nil
 }
 
 // snapshot returns the task, decoding a frozen one.
@@ -129,6 +162,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 			return fmt.Errorf("memory: event %d has seq %d, want %d", i, ev.Seq, after+int64(i)+1)
 		}
 	}
+	enc := encode(events, task)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, exists := s.tasks[taskID]
@@ -136,8 +170,8 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		if exists {
 			return fmt.Errorf("task %q exists: %w", taskID, store.ErrConflict)
 		}
-		r = &record{scope: scope, seq: int64(len(events)), events: append(make([]store.Event, 0, max(len(events), 4)), events...)}
-		r.setTask(task)
+		r = &record{scope: scope, events: make([]store.Event, 0, max(len(events), 4))}
+		r.add(events, task, enc)
 		s.tasks[taskID] = r
 		return nil
 	}
@@ -147,9 +181,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	if r.seq != after || r.frozen != nil {
 		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
 	}
-	r.events = append(r.events, events...)
-	r.seq += int64(len(events))
-	r.setTask(task)
+	r.add(events, task, enc)
 	return nil
 }
 

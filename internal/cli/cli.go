@@ -27,7 +27,7 @@ Usage:
   a2a watch URL TASK_ID              follow a task to its end
   a2a push create URL TASK_ID WEBHOOK_URL | get URL TASK_ID CONFIG_ID
            list URL TASK_ID | delete URL TASK_ID CONFIG_ID
-  a2a serve [flags]                  serve an agent over JSON-RPC and HTTP+JSON
+  a2a serve [flags]                  serve an agent (--agent NAME, or --exec CMD) over JSON-RPC and HTTP+JSON
   a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
   a2a help                           show this help
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,33 +10,60 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/agents/echo"
+	"github.com/goa2a/a2a/agents/execagent"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
+	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/memory"
+)
+
+// Agents a2a serve can host besides the plain ones of the agents table.
+const (
+	agentCommand    = "command"
+	agentTestRunner = "test-runner"
 )
 
 // agentSpec is an agent a2a serve can host.
 type agentSpec struct {
 	about string
-	make  func(jsonrpcURL, restURL string) (*a2a.AgentCard, server.Agent)
+	make  func(cfg *serveConfig, jsonrpcURL, restURL string) (*a2a.AgentCard, server.Agent, error)
 }
 
+// agents is the table of agents served without --exec.
 var agents = map[string]agentSpec{
-	"echo": {"replies to each message with a task holding the echoed text", func(j, r string) (*a2a.AgentCard, server.Agent) {
-		return echo.Card(j, r), echo.Agent{}
+	"echo": {"replies to each message with a task holding the echoed text", func(_ *serveConfig, j, r string) (*a2a.AgentCard, server.Agent, error) {
+		return echo.Card(j, r), echo.Agent{}, nil
 	}},
-	"test-runner": {"the A2A 101 test runner (canned test runs)", func(j, r string) (*a2a.AgentCard, server.Agent) {
-		return testrunner.Card(j, r), &testrunner.Agent{LineDelay: 150 * time.Millisecond}
+	agentTestRunner: {"the A2A 101 test runner (canned test runs; real ones with --exec)", func(cfg *serveConfig, j, r string) (*a2a.AgentCard, server.Agent, error) {
+		if len(cfg.exec) == 0 {
+			return testrunner.Card(j, r), &testrunner.Agent{LineDelay: 150 * time.Millisecond}, nil
+		}
+		c := cfg.command()
+		if err := c.Check(); err != nil {
+			return nil, nil, err
+		}
+		return testrunner.Card(j, r), &testrunner.Agent{Command: c}, nil
 	}},
-	"code-reviewer": {"the A2A 101 code reviewer", func(j, r string) (*a2a.AgentCard, server.Agent) {
-		return reviewer.Card(j, r), reviewer.Agent{}
+	"code-reviewer": {"the A2A 101 code reviewer", func(_ *serveConfig, j, r string) (*a2a.AgentCard, server.Agent, error) {
+		return reviewer.Card(j, r), reviewer.Agent{}, nil
 	}},
 }
+
+// commandSpec is the agent of --exec.
+var commandSpec = agentSpec{"runs the --exec command for each message", func(cfg *serveConfig, j, r string) (*a2a.AgentCard, server.Agent, error) {
+	agent, err := execagent.New(cfg.command())
+	if err != nil {
+		return nil, nil, err
+	}
+	return execagent.Card(j, r, cfg.exec), agent, nil
+}}
 
 func agentNames() string {
 	names := make([]string, 0, len(agents))
@@ -48,93 +74,218 @@ func agentNames() string {
 	return strings.Join(names, ", ")
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("a2a serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	agentName := fs.String("agent", "echo", "the agent to serve: "+agentNames())
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	publicURL := fs.String("public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")
-	maxBody := fs.Int64("max-body", 10<<20, "largest request body accepted, in bytes")
-	verbose := fs.Bool("v", false, "log every agent failure in detail")
-	if err := fs.Parse(args); err != nil {
-		return ExitUsage
+// command is the --exec command with its limits.
+func (cfg *serveConfig) command() execagent.Command {
+	return execagent.Command{
+		Args:      cfg.exec,
+		Dir:       cfg.dir,
+		Env:       cfg.env,
+		Timeout:   cfg.execTimeout,
+		MaxOutput: cfg.maxOutput,
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "a2a serve: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
-	}
-	spec, ok := agents[*agentName]
-	if !ok {
-		fmt.Fprintf(stderr, "a2a serve: unknown agent %q (choose one of: %s)\n", *agentName, agentNames())
-		return ExitUsage
-	}
-	if *maxBody < 1 {
-		fmt.Fprintf(stderr, "a2a serve: -max-body must be positive, got %d\n", *maxBody)
-		return ExitUsage
-	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "a2a serve: cannot listen on %s: %v\n", *addr, err)
-		return ExitError
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, code := parseServeArgs(args, stderr)
+	if cfg == nil {
+		return code
 	}
-	base := *publicURL
-	if base == "" {
-		base = "http://" + ln.Addr().String()
-	}
-	base = strings.TrimRight(base, "/")
-	card, agent := spec.make(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath)
-	h, err := server.NewHandler(card, agent, server.WithLogger(log))
+	s, err := newServeRun(cfg, stdout, stderr)
 	if err != nil {
-		ln.Close()
 		fmt.Fprintf(stderr, "a2a serve: %v\n", err)
 		return ExitError
 	}
-	mux, err := a2ahttp.NewMux(h, a2ahttp.Options{MaxBodyBytes: *maxBody})
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(stderr, "a2a serve: %v\n", err)
-		return ExitError
+	return s.run(ctx)
+}
+
+// serveRun is one run of a2a serve: listeners, handler, HTTP servers.
+type serveRun struct {
+	cfg    *serveConfig
+	log    *slog.Logger
+	stdout io.Writer
+
+	store   store.Store // the store itself, without the metrics wrapper
+	h       *server.Handler
+	agent   *trackedAgent
+	metrics *metrics
+	ready   atomic.Bool
+
+	ln, opsLn   net.Listener
+	srv, opsSrv *http.Server
+	base        string // public base URL
+	about       string // what the agent does
+}
+
+func newLogger(cfg *serveConfig, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if cfg.verbose {
+		opts.Level = slog.LevelDebug
 	}
-	srv := &http.Server{
-		Handler:           mux,
+	if cfg.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// newServeRun builds everything and listens; nothing is served until run.
+func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err error) {
+	s := &serveRun{cfg: cfg, log: newLogger(cfg, stderr), stdout: stdout}
+	defer func() {
+		if err != nil {
+			s.closeListeners()
+		}
+	}()
+	if s.ln, err = net.Listen("tcp", cfg.addr); err != nil {
+		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
+	}
+	if cfg.opsAddr != "" {
+		if s.opsLn, err = net.Listen("tcp", cfg.opsAddr); err != nil {
+			return nil, fmt.Errorf("cannot listen on %s: %w", cfg.opsAddr, err)
+		}
+	}
+	s.base = cfg.publicURL
+	if s.base == "" {
+		s.base = "http://" + s.ln.Addr().String()
+	}
+	s.base = strings.TrimRight(s.base, "/")
+
+	spec := commandSpec
+	if !cfg.execAgent() {
+		spec = agents[cfg.agent]
+	}
+	s.about = spec.about
+	card, agent, err := spec.make(cfg, s.base+a2ahttp.JSONRPCPath, s.base+a2ahttp.RESTPath)
+	if err != nil {
+		return nil, err
+	}
+	card.SupportedInterfaces = servedInterfaces(card.SupportedInterfaces, cfg.bindings)
+
+	s.metrics = newMetrics(time.Now())
+	s.agent = &trackedAgent{agent: agent}
+	s.metrics.agents = s.agent.running
+	s.metrics.ready = s.ready.Load
+	s.store = memory.New()
+	s.h, err = server.NewHandler(card, s.agent,
+		server.WithLogger(s.log),
+		server.WithStore(&observedStore{Store: s.store, observe: s.metrics.observeTask}))
+	if err != nil {
+		return nil, err
+	}
+	app, err := s.a2aMux(card)
+	if err != nil {
+		return nil, err
+	}
+	ops := s.opsMux()
+	root := http.NewServeMux()
+	root.Handle("/", s.metrics.instrument(app, s.log, cfg.bindings, cfg.maxBody))
+	if s.opsLn == nil {
+		root.Handle("/healthz", ops)
+		root.Handle("/readyz", ops)
+		root.Handle("/metrics", ops)
+	} else {
+		s.opsSrv = s.httpServer(ops)
+	}
+	s.srv = s.httpServer(root)
+	return s, nil
+}
+
+// servedInterfaces keeps the card's interfaces of the served bindings.
+func servedInterfaces(all []a2a.AgentInterface, bindings bindingsFlag) []a2a.AgentInterface {
+	var out []a2a.AgentInterface
+	for _, in := range all {
+		if in.ProtocolBinding == a2a.BindingJSONRPC && bindings.has(bindingJSONRPC) ||
+			in.ProtocolBinding == a2a.BindingHTTPJSON && bindings.has(bindingREST) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+func (s *serveRun) httpServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "serving agent %q (%s)\n", card.Name, spec.about)
-	fmt.Fprintf(stdout, "  agent card  %s%s\n", base, server.WellKnownCardPath)
-	fmt.Fprintf(stdout, "  JSON-RPC    %s%s\n", base, a2ahttp.JSONRPCPath)
-	fmt.Fprintf(stdout, "  HTTP+JSON   %s%s\n", base, a2ahttp.RESTPath)
-	fmt.Fprintf(stdout, "press Ctrl-C to stop\n")
+}
+
+func (s *serveRun) closeListeners() {
+	for _, ln := range []net.Listener{s.ln, s.opsLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// run serves until ctx ends (SIGTERM or SIGINT), then shuts down
+// gracefully; it returns the exit code.
+func (s *serveRun) run(ctx context.Context) int {
+	card := s.h.Card()
+	fmt.Fprintf(s.stdout, "serving agent %q (%s)\n", card.Name, s.about)
+	if len(s.cfg.exec) > 0 {
+		fmt.Fprintf(s.stdout, "  command     %s\n", quoteWords(s.cfg.exec))
+	}
+	fmt.Fprintf(s.stdout, "  agent card  %s%s\n", s.base, server.WellKnownCardPath)
+	if s.cfg.bindings.has(bindingJSONRPC) {
+		fmt.Fprintf(s.stdout, "  JSON-RPC    %s%s\n", s.base, a2ahttp.JSONRPCPath)
+	}
+	if s.cfg.bindings.has(bindingREST) {
+		fmt.Fprintf(s.stdout, "  HTTP+JSON   %s%s\n", s.base, a2ahttp.RESTPath)
+	}
+	opsBase := s.base
+	if s.opsLn != nil {
+		opsBase = "http://" + s.opsLn.Addr().String()
+	}
+	fmt.Fprintf(s.stdout, "  health      %s/healthz %s/readyz %s/metrics\n", opsBase, opsBase, opsBase)
+	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	opsErrc := make(chan error, 1)
+	if s.opsSrv != nil {
+		go func() { opsErrc <- s.opsSrv.Serve(s.opsLn) }()
+	}
+	s.ready.Store(true)
+	s.log.Info("serving", "agent", card.Name, "addr", s.ln.Addr().String(), "bindings", s.cfg.bindings.String())
+	var serveErr error
 	select {
-	case err := <-errc:
-		fmt.Fprintf(stderr, "a2a serve: %v\n", err)
-		return ExitError
+	case serveErr = <-errc:
+	case serveErr = <-opsErrc:
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stdout, "stopping: finishing open requests (up to 10s)")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// Close the handler first: it ends open streams and cancels agents, so
-	// Shutdown does not wait on streams that would never end by themselves.
-	herr := h.Close(shutdownCtx)
-	serr := srv.Shutdown(shutdownCtx)
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "a2a serve: %v\n", err)
-	}
-	if herr != nil || serr != nil {
-		fmt.Fprintf(stderr, "a2a serve: stopped with errors: %v\n", errors.Join(herr, serr))
+	if serveErr != nil {
+		// A listener failed: stop everything at once.
+		s.log.Error("serving failed", "err", serveErr)
+		s.ready.Store(false)
+		s.srv.Close()
+		if s.opsSrv != nil {
+			s.opsSrv.Close()
+		}
+		closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.grace)
+		defer cancel()
+		_ = s.h.Close(closeCtx)
+		fmt.Fprintf(s.stdout, "stopped: %v\n", serveErr)
 		return ExitError
 	}
-	fmt.Fprintln(stdout, "stopped")
+	err := s.shutdown(errc)
+	if s.opsSrv != nil {
+		// Last, so that probes see 503 until the end.
+		opsCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if serr := s.opsSrv.Shutdown(opsCtx); serr != nil {
+			s.opsSrv.Close()
+		}
+		if oerr := <-opsErrc; oerr != nil && !errors.Is(oerr, http.ErrServerClosed) {
+			err = errors.Join(err, oerr)
+		}
+	}
+	if err != nil {
+		s.log.Error("stopped with errors", "err", err)
+		fmt.Fprintf(s.stdout, "stopped with errors: %v\n", err)
+		return ExitError
+	}
+	s.log.Info("stopped")
+	fmt.Fprintln(s.stdout, "stopped")
 	return ExitOK
 }

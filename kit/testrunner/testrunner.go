@@ -16,11 +16,17 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/agents/execagent"
 	"github.com/goa2a/a2a/server"
 )
 
 // Agent is the test-runner agent.
 type Agent struct {
+	// Command, when its Args are set, switches to the real mode: each
+	// message runs the command (for example go test ./... in a
+	// directory) and streams its real output as the test-log artifact,
+	// then a summary artifact.
+	Command execagent.Command
 	// Pace is called before each log line after the first, with the
 	// line's index; it paces the stream. Nil waits LineDelay.
 	Pace func(ctx context.Context, taskID string, line int) error
@@ -65,6 +71,9 @@ func canned(commit string, full bool) run {
 
 // Execute implements [server.Agent].
 func (a *Agent) Execute(ctx context.Context, req *server.Request, w *server.Writer) error {
+	if len(a.Command.Args) > 0 {
+		return a.runCommand(ctx, w)
+	}
 	text := req.Message.Text()
 	commit := ""
 	if m := commitRE.FindStringSubmatch(text); m != nil {

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// serveConfig is everything a2a serve can be told. Each field is a flag;
+// a config file (--config) sets the same things under the flags' names,
+// and a flag on the command line wins over the file.
+type serveConfig struct {
+	agent       string
+	exec        argvFlag
+	dir         string
+	env         listFlag
+	execTimeout time.Duration
+	maxOutput   int64
+
+	addr      string
+	opsAddr   string
+	publicURL string
+	bindings  bindingsFlag
+	store     string
+	maxBody   int64
+
+	grace     time.Duration
+	logFormat string
+	verbose   bool
+
+	config string
+	set    map[string]bool // settings given by a flag or the file
+}
+
+// Bindings a2a serve can serve.
+const (
+	bindingJSONRPC = "jsonrpc"
+	bindingREST    = "rest"
+)
+
+func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("a2a serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg.bindings = bindingsFlag{bindingJSONRPC, bindingREST}
+	fs.StringVar(&cfg.agent, "agent", "echo", "the agent to serve: "+agentNames()+" (with --exec: command, the default, or test-runner)")
+	fs.Var(&cfg.exec, "exec", "serve a command: each message runs `CMD` with the message text on stdin and streams its stdout back;\n"+
+		"CMD is split into words like a shell does (quotes, backslashes) but no shell runs it: write sh -c '...' for pipes")
+	fs.StringVar(&cfg.dir, "dir", "", "working directory of the --exec command (default: the current one)")
+	fs.Var(&cfg.env, "env", "`KEY=VALUE` added to the environment of the --exec command (repeatable)")
+	fs.DurationVar(&cfg.execTimeout, "exec-timeout", 0, "time limit of each run of the --exec command; 0 for none")
+	fs.Int64Var(&cfg.maxOutput, "max-output", 1<<20, "bytes of output of the --exec command streamed per task; the rest is cut with a note")
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.opsAddr, "ops-addr", "", "separate address for /healthz, /readyz and /metrics, kept open until exit so probes see 503 while\n"+
+		"shutting down (default: served on --addr)")
+	fs.StringVar(&cfg.publicURL, "public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")
+	fs.Var(&cfg.bindings, "bindings", "comma-separated `LIST` of bindings to serve: jsonrpc, rest")
+	fs.StringVar(&cfg.store, "store", "memory", "where tasks are kept: memory (gone at exit)")
+	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
+	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fs.BoolVar(&cfg.verbose, "v", false, "debug logs: every agent failure in detail")
+	fs.StringVar(&cfg.config, "config", "", "read settings from a JSON `FILE`: an object whose keys are these flags' names, such as\n"+
+		`{"exec": ["sh", "-c", "wc -l"], "grace": "30s", "bindings": ["jsonrpc"]}; flags given on the command line win`)
+	return fs
+}
+
+// parseServeArgs parses the command line and the config file it names. On
+// failure it has reported the problem and returns the exit code.
+func parseServeArgs(args []string, stderr io.Writer) (*serveConfig, int) {
+	cfg := &serveConfig{set: make(map[string]bool)}
+	fs := newServeFlags(cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "a2a serve: unexpected argument %q\n", fs.Arg(0))
+		return nil, ExitUsage
+	}
+	fs.Visit(func(f *flag.Flag) { cfg.set[f.Name] = true })
+	if cfg.config != "" {
+		if err := loadServeConfig(fs, cfg); err != nil {
+			fmt.Fprintf(stderr, "a2a serve: config %s: %v\n", cfg.config, err)
+			return nil, ExitError
+		}
+	}
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintf(stderr, "a2a serve: %v\n", err)
+		return nil, ExitUsage
+	}
+	return cfg, ExitOK
+}
+
+// loadServeConfig applies the config file's settings that no flag set.
+func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
+	data, err := os.ReadFile(cfg.config)
+	if err != nil {
+		return err
+	}
+	var settings map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&settings); err != nil {
+		return fmt.Errorf("not a JSON object: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("not a JSON object: data after the object")
+	}
+	if settings == nil {
+		return errors.New("not a JSON object")
+	}
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		f := fs.Lookup(key)
+		if f == nil || key == "config" {
+			return fmt.Errorf("unknown key %q (known keys: %s)", key, configKeys(fs))
+		}
+		if cfg.set[key] {
+			continue // the command line wins
+		}
+		if err := setFromJSON(f, settings[key]); err != nil {
+			return fmt.Errorf("key %q: invalid value %s: %w", key, settings[key], err)
+		}
+		cfg.set[key] = true
+	}
+	return nil
+}
+
+func configKeys(fs *flag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "config" {
+			names = append(names, f.Name)
+		}
+	})
+	return strings.Join(names, ", ")
+}
+
+// listSetter is a flag that also takes a JSON array in the config file.
+type listSetter interface{ setList([]string) error }
+
+// setFromJSON sets flag f from a JSON value: a string, number or boolean as
+// the flag's text, an array of strings for list flags.
+func setFromJSON(f *flag.Flag, raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case string:
+		return f.Value.Set(x)
+	case bool:
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !bf.IsBoolFlag() {
+			return errors.New("want a string or a number, not a boolean")
+		}
+		return f.Value.Set(strconv.FormatBool(x))
+	case float64:
+		return f.Value.Set(strings.TrimSpace(string(raw)))
+	case []any:
+		ls, ok := f.Value.(listSetter)
+		if !ok {
+			return errors.New("want a single value, not an array")
+		}
+		list := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("element %d is not a string", i)
+			}
+			list[i] = s
+		}
+		return ls.setList(list)
+	}
+	return errors.New("want a string, number, boolean or array")
+}
+
+func (cfg *serveConfig) validate() error {
+	var errs []error
+	hasExec := len(cfg.exec) > 0
+	for _, name := range []string{"dir", "env", "exec-timeout", "max-output"} {
+		if cfg.set[name] && !hasExec {
+			errs = append(errs, fmt.Errorf("--%s applies to --exec, which is not set", name))
+		}
+	}
+	switch {
+	case hasExec && cfg.set["agent"] && cfg.agent != agentCommand && cfg.agent != agentTestRunner:
+		errs = append(errs, fmt.Errorf("--exec runs with --agent %s or %s, not %q", agentCommand, agentTestRunner, cfg.agent))
+	case !hasExec && cfg.agent == agentCommand:
+		errs = append(errs, fmt.Errorf("--agent %s needs --exec CMD", agentCommand))
+	case !hasExec:
+		if _, ok := agents[cfg.agent]; !ok {
+			errs = append(errs, fmt.Errorf("unknown agent %q (choose one of: %s)", cfg.agent, agentNames()))
+		}
+	}
+	if cfg.execTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--exec-timeout must not be negative, got %v", cfg.execTimeout))
+	}
+	if cfg.maxOutput < 1 {
+		errs = append(errs, fmt.Errorf("--max-output must be positive, got %d", cfg.maxOutput))
+	}
+	if cfg.maxBody < 1 {
+		errs = append(errs, fmt.Errorf("--max-body must be positive, got %d", cfg.maxBody))
+	}
+	if cfg.grace <= 0 {
+		errs = append(errs, fmt.Errorf("--grace must be positive, got %v", cfg.grace))
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", cfg.logFormat))
+	}
+	if cfg.store != "memory" {
+		errs = append(errs, fmt.Errorf("unknown store %q (this build has: memory)", cfg.store))
+	}
+	return errors.Join(errs...)
+}
+
+// execAgent reports whether the served agent runs the --exec command
+// itself (not the test runner in real mode).
+func (cfg *serveConfig) execAgent() bool {
+	return len(cfg.exec) > 0 && (!cfg.set["agent"] || cfg.agent == agentCommand)
+}
+
+// argvFlag is a command line, split into words (see splitWords); in the
+// config file it may also be an array of words.
+type argvFlag []string
+
+func (a *argvFlag) String() string { return quoteWords(*a) }
+
+func (a *argvFlag) Set(s string) error {
+	words, err := splitWords(s)
+	if err != nil {
+		return err
+	}
+	*a = words
+	return nil
+}
+
+func (a *argvFlag) setList(words []string) error {
+	if len(words) == 0 || words[0] == "" {
+		return errors.New("empty command")
+	}
+	*a = slices.Clone(words)
+	return nil
+}
+
+// listFlag collects repeated values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, " ") }
+
+func (l *listFlag) Set(s string) error {
+	if !strings.Contains(s, "=") || strings.HasPrefix(s, "=") {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+func (l *listFlag) setList(list []string) error {
+	for _, s := range list {
+		if err := l.Set(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindingsFlag is a non-empty set of bindings, comma-separated on the
+// command line.
+type bindingsFlag []string
+
+func (b *bindingsFlag) String() string { return strings.Join(*b, ",") }
+
+func (b *bindingsFlag) Set(s string) error { return b.setList(strings.Split(s, ",")) }
+
+func (b *bindingsFlag) setList(list []string) error {
+	var out []string
+	for _, name := range list {
+		name = strings.ToLower(strings.TrimSpace(name))
+		switch name {
+		case bindingJSONRPC, bindingREST:
+		case "":
+			continue
+		default:
+			return fmt.Errorf("unknown binding %q (choose from: jsonrpc, rest)", name)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return errors.New("no binding given")
+	}
+	*b = out
+	return nil
+}
+
+func (b bindingsFlag) has(name string) bool { return slices.Contains(b, name) }

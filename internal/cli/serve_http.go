@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/a2ahttp"
+	"github.com/goa2a/a2a/server/jsonrpc"
+	"github.com/goa2a/a2a/server/rest"
+)
+
+// a2aMux serves the card and the chosen bindings at a2ahttp's paths.
+func (s *serveRun) a2aMux(card *a2a.AgentCard) (*http.ServeMux, error) {
+	cardHandler, err := server.CardHandler(card, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(server.WellKnownCardPath, cardHandler)
+	if s.cfg.bindings.has(bindingJSONRPC) {
+		mux.Handle(a2ahttp.JSONRPCPath, jsonrpc.NewHandler(s.h, jsonrpc.WithMaxBodyBytes(s.cfg.maxBody), jsonrpc.WithLogger(s.log)))
+	}
+	if s.cfg.bindings.has(bindingREST) {
+		mux.Handle(a2ahttp.RESTPath+"/", http.StripPrefix(a2ahttp.RESTPath, rest.NewHandler(s.h, rest.WithMaxBodyBytes(s.cfg.maxBody), rest.WithLogger(s.log))))
+	}
+	return mux, nil
+}
+
+// opsMux serves /healthz (200 while the process runs), /readyz (200 while
+// serving, 503 from the start of shutdown) and /metrics.
+func (s *serveRun) opsMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !s.ready.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "shutting down\n")
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", metricsContentType)
+		w.Write(s.metrics.expose(time.Now()))
+	})
+	return mux
+}
+
+// The A2A methods, as the JSON-RPC binding names them; metric labels take
+// no other value (but "unknown").
+var methodNames = []string{
+	"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
+	"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
+	"DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
+}
+
+const (
+	bindingCard   = "card" // the agent card, a binding only for metrics
+	methodCard    = "GetAgentCard"
+	methodUnknown = "unknown"
+	sniffBytes    = 1 << 10 // of a response, to find an error's kind
+)
+
+// instrument counts and times the requests next answers, and logs each.
+// Paths outside the card and the served bindings pass through untouched.
+func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindingsFlag, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		binding, method := classify(r, bindings, maxBody)
+		if binding == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &recorder{ResponseWriter: w, onStream: func() { m.streamOpened(binding) }}
+		start := time.Now()
+		m.requestStarted()
+		defer func() {
+			d := time.Since(start)
+			if rec.stream {
+				m.streamClosed(binding)
+			}
+			status := rec.status()
+			errName := rec.errorName(binding)
+			m.requestDone(binding, method, status, errName, d)
+			attrs := []slog.Attr{
+				slog.String("binding", binding), slog.String("method", method),
+				slog.Int("status", status), slog.Duration("duration", d),
+			}
+			if rec.stream {
+				attrs = append(attrs, slog.Bool("stream", true))
+			}
+			if errName != "" {
+				attrs = append(attrs, slog.String("error", errName))
+			}
+			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// classify names the binding and A2A method of a request, or "" for paths
+// that are neither the card nor a served binding.
+func classify(r *http.Request, bindings bindingsFlag, maxBody int64) (binding, method string) {
+	p := r.URL.Path
+	switch {
+	case p == server.WellKnownCardPath:
+		return bindingCard, methodCard
+	case p == a2ahttp.JSONRPCPath && bindings.has(bindingJSONRPC):
+		return bindingJSONRPC, jsonrpcMethod(r, maxBody)
+	case strings.HasPrefix(p, a2ahttp.RESTPath+"/") && bindings.has(bindingREST):
+		return bindingREST, restMethod(r.Method, strings.TrimPrefix(r.URL.EscapedPath(), a2ahttp.RESTPath))
+	}
+	return "", ""
+}
+
+// jsonrpcMethod reads the method of a JSON-RPC request. The body is read
+// up to the binding's limit and put back for the binding to read again.
+func jsonrpcMethod(r *http.Request, maxBody int64) string {
+	if r.Method != http.MethodPost || r.ContentLength > maxBody {
+		return methodUnknown
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil {
+		return methodUnknown
+	}
+	var env struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &env) != nil || !slices.Contains(methodNames, env.Method) {
+		return methodUnknown
+	}
+	return env.Method
+}
+
+// restMethod maps an HTTP+JSON request to its A2A method by the binding's
+// routes (A2A §11.3), with or without a leading tenant segment.
+func restMethod(httpMethod, escapedPath string) string {
+	segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
+	if len(segs) >= 2 {
+		if m := restRoute(httpMethod, segs[1:]); m != "" {
+			return m
+		}
+	}
+	if m := restRoute(httpMethod, segs); m != "" {
+		return m
+	}
+	return methodUnknown
+}
+
+func restRoute(httpMethod string, segs []string) string {
+	get, post := httpMethod == http.MethodGet || httpMethod == http.MethodHead, httpMethod == http.MethodPost
+	for _, s := range segs {
+		if s == "" {
+			return ""
+		}
+	}
+	switch len(segs) {
+	case 1:
+		switch {
+		case segs[0] == "message:send" && post:
+			return "SendMessage"
+		case segs[0] == "message:stream" && post:
+			return "SendStreamingMessage"
+		case segs[0] == "tasks" && get:
+			return "ListTasks"
+		case segs[0] == "extendedAgentCard" && get:
+			return "GetExtendedAgentCard"
+		}
+	case 2:
+		if segs[0] != "tasks" {
+			return ""
+		}
+		switch {
+		case strings.HasSuffix(segs[1], ":cancel"):
+			if post {
+				return "CancelTask"
+			}
+		case strings.HasSuffix(segs[1], ":subscribe"):
+			if get || post {
+				return "SubscribeToTask"
+			}
+		case get:
+			return "GetTask"
+		}
+	case 3:
+		if segs[0] == "tasks" && segs[2] == "pushNotificationConfigs" {
+			switch {
+			case get:
+				return "ListTaskPushNotificationConfigs"
+			case post:
+				return "CreateTaskPushNotificationConfig"
+			}
+		}
+	case 4:
+		if segs[0] == "tasks" && segs[2] == "pushNotificationConfigs" {
+			switch {
+			case get:
+				return "GetTaskPushNotificationConfig"
+			case httpMethod == http.MethodDelete:
+				return "DeleteTaskPushNotificationConfig"
+			}
+		}
+	}
+	return ""
+}
+
+// recorder notes a response's status, whether it is a stream, and the
+// start of its body. It unwraps for http.ResponseController, which the
+// SSE writer flushes through.
+type recorder struct {
+	http.ResponseWriter
+	onStream func()
+
+	code   int
+	stream bool
+	sniff  []byte
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 && code >= 200 {
+		r.code = code
+		if strings.HasPrefix(r.Header().Get("Content-Type"), "text/event-stream") {
+			r.stream = true
+			r.onStream()
+		}
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	if !r.stream && len(r.sniff) < sniffBytes {
+		r.sniff = append(r.sniff, b[:min(len(b), sniffBytes-len(r.sniff))]...)
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush is for handlers that assert http.Flusher rather than use
+// http.ResponseController.
+func (r *recorder) Flush() {
+	if r.code == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(r.ResponseWriter).Flush()
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) status() int {
+	if r.code == 0 {
+		return http.StatusOK // the handler wrote nothing
+	}
+	return r.code
+}
+
+// errorName is the A2A error kind of an error response ("TaskNotFoundError"),
+// or "" for a success: from the JSON-RPC error code, or from the HTTP+JSON
+// error's ErrorInfo reason or status.
+func (r *recorder) errorName(binding string) string {
+	if r.stream {
+		return ""
+	}
+	switch binding {
+	case bindingJSONRPC:
+		// After the id comes "result" or "error": whichever is first is
+		// the envelope's (a result may hold an "error" key further on).
+		const key = `"error":{"code":`
+		i := bytes.Index(r.sniff, []byte(key))
+		if j := bytes.Index(r.sniff, []byte(`"result":`)); i < 0 || (j >= 0 && j < i) {
+			if r.status() >= 400 {
+				return a2a.CodeFromHTTPStatus(r.status()).String()
+			}
+			return ""
+		}
+		rest := r.sniff[i+len(key):]
+		end := bytes.IndexFunc(rest, func(c rune) bool { return c != '-' && (c < '0' || c > '9') })
+		if end < 0 {
+			end = len(rest)
+		}
+		n, err := strconv.Atoi(string(rest[:end]))
+		if err != nil {
+			return a2a.CodeUnknown.String()
+		}
+		// -32603 is shared by internal and unavailable errors; it maps
+		// to InternalError.
+		code, _ := a2a.CodeFromJSONRPC(n)
+		return code.String()
+	case bindingREST:
+		if r.status() < 400 {
+			return ""
+		}
+		const key = `"reason":"`
+		if i := bytes.Index(r.sniff, []byte(key)); i >= 0 {
+			rest := r.sniff[i+len(key):]
+			if end := bytes.IndexByte(rest, '"'); end >= 0 {
+				if code, ok := a2a.CodeFromReason(string(rest[:end])); ok {
+					return code.String()
+				}
+			}
+		}
+		return a2a.CodeFromHTTPStatus(r.status()).String()
+	}
+	return ""
+}

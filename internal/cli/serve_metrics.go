@@ -1,0 +1,324 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/store"
+)
+
+// metricsContentType is the Prometheus text exposition format, version
+// 0.0.4.
+const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// latencyBuckets are the upper bounds, in seconds, of the request latency
+// histogram. Streams last as long as their task, hence the long tail.
+var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// numStates bounds the task states counted.
+const numStates = int(a2a.TaskStateAuthRequired) + 1
+
+// metrics holds what /metrics shows. Every label takes values from a small
+// fixed set (bindings, method names, HTTP statuses, error kinds, task
+// states), so no client can grow it without bound.
+type metrics struct {
+	start  time.Time
+	agents func() int  // running agent executions
+	ready  func() bool // serving, not shutting down
+
+	mu       sync.Mutex
+	inFlight int64
+	idle     chan struct{} // closed when inFlight drops to 0; nil while it is 0
+	requests map[requestKey]uint64
+	errors   map[errorKey]uint64
+	latency  map[routeKey]*histogram
+	streams  map[string]int64 // open streams by binding
+	// Tasks by state as this process saw them move: live maps the tasks
+	// not yet terminal to their state; current counts them by state, plus,
+	// for terminal states, every task that reached it since start.
+	live        map[string]a2a.TaskState
+	current     [numStates]int64
+	transitions [numStates]uint64
+}
+
+type routeKey struct{ binding, method string }
+
+type requestKey struct {
+	routeKey
+	code int
+}
+
+type errorKey struct {
+	routeKey
+	kind string
+}
+
+type histogram struct {
+	counts []uint64 // per bucket, not cumulative; the last is +Inf
+	sum    float64
+	n      uint64
+}
+
+func newMetrics(start time.Time) *metrics {
+	return &metrics{
+		start:    start,
+		agents:   func() int { return 0 },
+		ready:    func() bool { return false },
+		requests: make(map[requestKey]uint64),
+		errors:   make(map[errorKey]uint64),
+		latency:  make(map[routeKey]*histogram),
+		streams:  make(map[string]int64),
+		live:     make(map[string]a2a.TaskState),
+	}
+}
+
+func (m *metrics) requestStarted() {
+	m.mu.Lock()
+	if m.inFlight == 0 {
+		m.idle = make(chan struct{})
+	}
+	m.inFlight++
+	m.mu.Unlock()
+}
+
+// waitIdle waits until no A2A request is in flight, and reports whether
+// that happened before ctx ended.
+func (m *metrics) waitIdle(ctx context.Context) bool {
+	for {
+		m.mu.Lock()
+		idle := m.idle
+		m.mu.Unlock()
+		if idle == nil {
+			return true
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (m *metrics) requestDone(binding, method string, code int, errKind string, d time.Duration) {
+	rk := routeKey{binding, method}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inFlight--
+	if m.inFlight == 0 {
+		close(m.idle)
+		m.idle = nil
+	}
+	m.requests[requestKey{rk, code}]++
+	if errKind != "" {
+		m.errors[errorKey{rk, errKind}]++
+	}
+	h := m.latency[rk]
+	if h == nil {
+		h = &histogram{counts: make([]uint64, len(latencyBuckets)+1)}
+		m.latency[rk] = h
+	}
+	secs := d.Seconds()
+	i, _ := slices.BinarySearch(latencyBuckets, secs) // first bound >= secs
+	h.counts[i]++
+	h.sum += secs
+	h.n++
+}
+
+func (m *metrics) streamOpened(binding string) {
+	m.mu.Lock()
+	m.streams[binding]++
+	m.mu.Unlock()
+}
+
+func (m *metrics) streamClosed(binding string) {
+	m.mu.Lock()
+	m.streams[binding]--
+	m.mu.Unlock()
+}
+
+// observeTask records that task id is now in state to. A status update
+// that keeps the state is no transition.
+func (m *metrics) observeTask(id string, to a2a.TaskState) {
+	if !to.Valid() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if from, ok := m.live[id]; ok {
+		if from == to {
+			return
+		}
+		m.current[from]--
+	}
+	m.transitions[to]++
+	m.current[to]++
+	if to.Terminal() {
+		delete(m.live, id)
+	} else {
+		m.live[id] = to
+	}
+}
+
+// observedStore is a store.Store that reports every task state it stores:
+// the creating snapshot and each status update. It is how a2a serve counts
+// tasks by state without a hook in server.Handler; it sees what this
+// process appends, which with a shared store is this replica's share.
+type observedStore struct {
+	store.Store
+	observe func(taskID string, state a2a.TaskState)
+}
+
+func (s *observedStore) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
+	if err := s.Store.Append(ctx, scope, taskID, after, events, task); err != nil {
+		return err
+	}
+	for _, ev := range events {
+		switch p := ev.Payload.(type) {
+		case *a2a.Task:
+			s.observe(taskID, p.Status.State)
+		case *a2a.TaskStatusUpdateEvent:
+			s.observe(taskID, p.Status.State)
+		}
+	}
+	return nil
+}
+
+// expose writes the metrics in the Prometheus text format, families and
+// series in a stable order.
+func (m *metrics) expose(now time.Time) []byte {
+	agents, ready := m.agents(), m.ready()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	family := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	sample := func(name string, value float64, labels ...string) {
+		b.WriteString(name)
+		if len(labels) > 0 {
+			b.WriteByte('{')
+			for i := 0; i < len(labels); i += 2 {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				fmt.Fprintf(&b, "%s=\"%s\"", labels[i], escapeLabel(labels[i+1]))
+			}
+			b.WriteByte('}')
+		}
+		b.WriteByte(' ')
+		b.WriteString(formatValue(value))
+		b.WriteByte('\n')
+	}
+
+	family("a2a_http_requests_total", "counter", "A2A HTTP requests answered, by binding, method and HTTP status code.")
+	for _, k := range sortedKeys(m.requests, func(a, b requestKey) int {
+		return cmp.Or(cmpRoute(a.routeKey, b.routeKey), cmp.Compare(a.code, b.code))
+	}) {
+		sample("a2a_http_requests_total", float64(m.requests[k]), "binding", k.binding, "method", k.method, "code", strconv.Itoa(k.code))
+	}
+
+	family("a2a_http_request_errors_total", "counter", "A2A requests answered with an error, by binding, method and A2A error kind.")
+	for _, k := range sortedKeys(m.errors, func(a, b errorKey) int {
+		return cmp.Or(cmpRoute(a.routeKey, b.routeKey), cmp.Compare(a.kind, b.kind))
+	}) {
+		sample("a2a_http_request_errors_total", float64(m.errors[k]), "binding", k.binding, "method", k.method, "error", k.kind)
+	}
+
+	family("a2a_http_request_duration_seconds", "histogram", "Time to answer A2A requests (streams: until they end), by binding and method.")
+	for _, k := range sortedKeys(m.latency, cmpRoute) {
+		h := m.latency[k]
+		var cum uint64
+		for i, c := range h.counts {
+			cum += c
+			le := "+Inf"
+			if i < len(latencyBuckets) {
+				le = formatValue(latencyBuckets[i])
+			}
+			sample("a2a_http_request_duration_seconds_bucket", float64(cum), "binding", k.binding, "method", k.method, "le", le)
+		}
+		sample("a2a_http_request_duration_seconds_sum", h.sum, "binding", k.binding, "method", k.method)
+		sample("a2a_http_request_duration_seconds_count", float64(h.n), "binding", k.binding, "method", k.method)
+	}
+
+	family("a2a_http_requests_in_flight", "gauge", "A2A requests being answered, streams included.")
+	sample("a2a_http_requests_in_flight", float64(m.inFlight))
+
+	family("a2a_open_streams", "gauge", "Open SSE streams, by binding.")
+	for _, binding := range []string{bindingJSONRPC, bindingREST} {
+		sample("a2a_open_streams", float64(m.streams[binding]), "binding", binding)
+	}
+
+	family("a2a_tasks", "gauge", "Tasks by state as this process saw them: tasks now in a non-terminal state, and tasks that reached each terminal state since start.")
+	for s := a2a.TaskStateSubmitted; int(s) < numStates; s++ {
+		sample("a2a_tasks", float64(m.current[s]), "state", s.String())
+	}
+
+	family("a2a_task_transitions_total", "counter", "Task state changes stored by this process, by the state entered (a task's creation enters TASK_STATE_SUBMITTED).")
+	for s := a2a.TaskStateSubmitted; int(s) < numStates; s++ {
+		sample("a2a_task_transitions_total", float64(m.transitions[s]), "state", s.String())
+	}
+
+	family("a2a_agent_executions", "gauge", "Agent executions running (one per message being handled).")
+	sample("a2a_agent_executions", float64(agents))
+
+	family("a2a_ready", "gauge", "1 while serving, 0 once shutdown has begun.")
+	sample("a2a_ready", boolValue(ready))
+
+	family("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds.")
+	sample("process_start_time_seconds", float64(m.start.UnixMilli())/1000)
+
+	family("a2a_uptime_seconds", "gauge", "Seconds since the server started.")
+	sample("a2a_uptime_seconds", now.Sub(m.start).Seconds())
+	return []byte(b.String())
+}
+
+func cmpRoute(a, b routeKey) int {
+	return cmp.Or(cmp.Compare(a.binding, b.binding), cmp.Compare(a.method, b.method))
+}
+
+func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	return keys
+}
+
+// formatValue writes a sample value as the exposition format wants it.
+func formatValue(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	case math.IsNaN(v):
+		return "NaN"
+	case math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', -1, 64) // counts in full, not 1.2e+06
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// escapeLabel escapes a label value: backslash, double quote and newline.
+func escapeLabel(s string) string {
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -114,6 +114,14 @@ func (h *Handler) waitSettled(ctx context.Context, res exchangeResult) (*a2a.Tas
 		case <-ctx.Done():
 			return nil, a2a.AsError(ctx.Err())
 		case <-h.done:
+			// The task may have settled just before: prefer the answer.
+			lt := res.lt
+			lt.mu.Lock()
+			t := lt.task
+			lt.mu.Unlock()
+			if settled(t.Status.State) {
+				return t, nil
+			}
 			return nil, errClosed
 		}
 	}
@@ -200,8 +208,23 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 		case <-ctx.Done():
 			return
 		case <-h.done:
-			// Tell the client the stream did not end with the task, so
-			// it can resume elsewhere or later.
+			// Deliver what already arrived first (select picks among
+			// ready cases at random), then tell the client the stream
+			// did not end with the task, so it can resume elsewhere.
+			for {
+				select {
+				case u, ok := <-sub.ch:
+					if ok {
+						var done bool
+						if seq, done = emit(lt.id, u.ev, seq, yield); done {
+							return
+						}
+						continue
+					}
+				default:
+				}
+				break
+			}
 			yield(StreamEvent{}, errClosed)
 			return
 		}

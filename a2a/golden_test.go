@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/goa2a/a2a/internal/capture"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -117,41 +118,8 @@ var captureNormalizations = []struct {
 	files: []string{"01-agent-cards.http", "18-extended-card.http", "19-planner.http"},
 	reason: "the kit writes StringList {\"list\": []} for a scheme with no scopes; ProtoJSON omits the empty " +
 		"repeated list (it is not REQUIRED, so A2A §8.4.1 omits it as well) and writes {}",
-	apply: dropEmptyStringLists,
+	apply: capture.DropEmptyStringLists,
 }}
-
-// dropEmptyStringLists removes "list": [] from the values of every
-// securityRequirements[].schemes map under v.
-func dropEmptyStringLists(v any) bool {
-	changed := false
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if reqs, ok := x["securityRequirements"].([]any); ok {
-				for _, r := range reqs {
-					schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
-					for _, sl := range schemes {
-						m, _ := sl.(map[string]any)
-						if l, ok := m["list"].([]any); ok && len(l) == 0 {
-							delete(m, "list")
-							changed = true
-						}
-					}
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	return changed
-}
 
 // ---------------------------------------------------------------------------
 // Parsing the .http files.

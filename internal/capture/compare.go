@@ -116,3 +116,39 @@ func (m *IDs) Compare(path string, want, got any) []string {
 	}
 	return nil
 }
+
+// DropEmptyStringLists removes "list": [] from the scheme maps of every
+// securityRequirements entry under v, and reports whether it removed any.
+// The kit writes a StringList with no scopes as {"list": []}; ProtoJSON,
+// and our encoding, omit the empty repeated field and write {}: a known
+// difference (docs/kit-differences.md).
+func DropEmptyStringLists(v any) bool {
+	changed := false
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if reqs, ok := x["securityRequirements"].([]any); ok {
+				for _, r := range reqs {
+					schemes, _ := r.(map[string]any)["schemes"].(map[string]any)
+					for _, sl := range schemes {
+						m, _ := sl.(map[string]any)
+						if l, ok := m["list"].([]any); ok && len(l) == 0 {
+							delete(m, "list")
+							changed = true
+						}
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return changed
+}

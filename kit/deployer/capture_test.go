@@ -150,7 +150,7 @@ func TestCaptureCard(t *testing.T) {
 	if !strings.Contains(ex.Title, "deployer") {
 		t.Fatalf("exchange 3 of 01 is %q", ex.Title)
 	}
-	s.replay(t, newIDMap(), ex, dropEmptyStringLists)
+	s.replay(t, newIDMap(), ex, capture.DropEmptyStringLists)
 }
 
 // TestCaptureAuthRequiredAndRejected replays 07 (a staging deploy streamed
@@ -188,7 +188,7 @@ func TestCaptureExtendedCard(t *testing.T) {
 		t.Fatalf("18: %d exchanges, want 2", len(exs))
 	}
 	s.replay(t, ids, exs[0], nil) // checkHead compares WWW-Authenticate
-	s.replay(t, ids, exs[1], dropEmptyStringLists)
+	s.replay(t, ids, exs[1], capture.DropEmptyStringLists)
 }
 
 // TestCapturePlanner replays the deployer's part of 19: the planner reads
@@ -212,9 +212,9 @@ func TestCapturePlanner(t *testing.T) {
 	if len(events) != 4 {
 		t.Fatalf("19: %d frames of the subscription, want 4", len(events))
 	}
-	s.replay(t, ids, mine[0], dropEmptyStringLists) // the card
-	s.replay(t, ids, mine[1], nil)                  // SendMessage: auth-required
-	f := s.stream(t, ids, mine[2])                  // SubscribeToTask
+	s.replay(t, ids, mine[0], capture.DropEmptyStringLists) // the card
+	s.replay(t, ids, mine[1], nil)                          // SendMessage: auth-required
+	f := s.stream(t, ids, mine[2])                          // SubscribeToTask
 	expectFrames(t, ids, "19 #8", f, events[:1])
 	s.replay(t, ids, mine[3], nil) // the operator approves
 	expectFrames(t, ids, "19 #8", f, events[1:])

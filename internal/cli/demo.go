@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/capture"
 	"github.com/goa2a/a2a/kit/deployer"
 	"github.com/goa2a/a2a/kit/planner"
 	"github.com/goa2a/a2a/kit/reviewer"
@@ -39,6 +41,11 @@ approves the deploy after a short pause. The exit status is 0 when the plan
 completes, 5 when it stops (a failed test, a blocking finding, a task that
 did not complete).
 
+With --record DIR the run is written into DIR in the format of the kit's
+capture: 19-planner.http, 19-planner.events.json and 19-planner.log. With
+--deterministic the agents use the kit's clock and seeded ids and advertise
+the kit's http://localhost:41241-41243 URLs, so two runs write the same bytes.
+
 Flags:
 `
 
@@ -58,6 +65,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	lineDelay := fs.Duration("line-delay", 150*time.Millisecond, "pause between two lines of the test log")
 	fs.StringVar(&plan.Commit, "commit", plan.Commit, "commit to test (9f3c2e1 has a failing test, deadbee does not exist)")
 	fs.StringVar(&plan.Environment, "environment", plan.Environment, "where to deploy (the deployer rejects production)")
+	recordDir := fs.String("record", "", "write every exchange into `DIR` in the kit's format: 19-planner.http, 19-planner.events.json and 19-planner.log")
+	deterministic := fs.Bool("deterministic", false, "use the kit's clock (2026-10-06T09:00:00Z, 250 ms per stamp), seeded ids and its http://localhost:41241-41243 URLs, so two runs record the same bytes")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -83,6 +92,13 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *fixedPorts {
 		o.ports = [3]int{kitPort, kitPort + 1, kitPort + 2}
 	}
+	if *deterministic {
+		o.advertise = [3]string{}
+		for i := range o.advertise {
+			o.advertise[i] = fmt.Sprintf("http://localhost:%d", kitPort+i)
+		}
+		o.serverOptions = deterministicServerOptions()
+	}
 	k, err := startKit(o)
 	if err != nil {
 		fmt.Fprintf(stderr, "a2a demo: %v\n", err)
@@ -107,16 +123,33 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	v.start(k, plan)
 
-	hc := &http.Client{} // the seam for a recording transport
+	hc := &http.Client{Transport: k.transport()}
+	var rec *capture.Recorder
+	if *recordDir != "" {
+		rec = &capture.Recorder{Next: hc.Transport, Title: kitTitle(k)}
+		hc.Transport = rec
+	}
 	op := &demoOperator{hc: hc, after: *approveAfter, view: v}
+	if rec != nil {
+		op.note = rec.Note
+	}
 	opts := []planner.Option{
 		planner.WithObserver(v.step),
 		planner.WithOperator(op.approve),
 		planner.WithToken("deployer", o.token),
 		planner.WithHTTPClient(hc),
 	}
-	if *logOut {
+	if *deterministic {
+		opts = append(opts, planner.WithIDGenerator(seededIDs(plannerSeed)))
+	}
+	var logBuf bytes.Buffer
+	switch {
+	case *logOut && rec != nil:
+		opts = append(opts, planner.WithLog(io.MultiWriter(stdout, &logBuf)))
+	case *logOut:
 		opts = append(opts, planner.WithLog(stdout))
+	case rec != nil:
+		opts = append(opts, planner.WithLog(&logBuf))
 	}
 	p, err := planner.New(opts...)
 	if err != nil {
@@ -133,6 +166,12 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitError
 	}
 	v.verdict(plan, res)
+	if rec != nil {
+		if err := writeRecording(*recordDir, rec, logBuf.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "a2a demo: %v\n", err)
+			return ExitError
+		}
+	}
 	if !res.Completed {
 		return ExitTaskFailed
 	}
@@ -142,8 +181,9 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // kitOptions say how to run the kit's agents. Later options (a fixed clock
 // and seeded ids for a deterministic recording) go through serverOptions.
 type kitOptions struct {
-	ports         [3]int // 0: a free port
-	token         string // the deployer's bearer token
+	ports         [3]int    // 0: a free port
+	advertise     [3]string // base URLs the cards advertise; "": the listener's
+	token         string    // the deployer's bearer token
 	lineDelay     time.Duration
 	serverOptions func(agent string) []server.Option // nil: none
 }
@@ -151,7 +191,8 @@ type kitOptions struct {
 // kitServer is one running agent.
 type kitServer struct {
 	name string
-	url  string // base URL
+	url  string // base URL, as the card advertises it
+	addr string // the listener's host:port
 	auth bool   // guarded by a bearer token
 	srv  *http.Server
 	h    *server.Handler
@@ -204,13 +245,16 @@ func startKit(o kitOptions) (*runningKit, error) {
 			return nil, fmt.Errorf("cannot start the %s: %w", m.name, err)
 		}
 		base := "http://" + ln.Addr().String()
+		if o.advertise[i] != "" {
+			base = o.advertise[i]
+		}
 		handler, h, err := m.make(base)
 		if err != nil {
 			ln.Close()
 			_ = k.close(context.Background())
 			return nil, fmt.Errorf("cannot start the %s: %w", m.name, err)
 		}
-		s := &kitServer{name: m.name, url: base, auth: m.auth, h: h, srv: &http.Server{
+		s := &kitServer{name: m.name, url: base, addr: ln.Addr().String(), auth: m.auth, h: h, srv: &http.Server{
 			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelError),
@@ -266,6 +310,7 @@ type demoOperator struct {
 	hc    *http.Client
 	after time.Duration
 	view  demoView
+	note  func(string) // nil: no recording
 }
 
 func (o *demoOperator) approve(ctx context.Context, req planner.ApprovalRequest) error {
@@ -277,6 +322,9 @@ func (o *demoOperator) approve(ctx context.Context, req planner.ApprovalRequest)
 	case <-t.C:
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+	if o.note != nil {
+		o.note("The operator approves the deploy, outside A2A.")
 	}
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, link, strings.NewReader("{}"))
 	if err != nil {

@@ -35,7 +35,7 @@ func TestDemo(t *testing.T) {
 		"card test-runner",
 		"→ run-tests to test-runner",
 		"completed: 13 passed",
-		"artifact summary.json: {\"failed\":0,\"passed\":13}",
+		"artifact summary.json: {\"passed\":13,\"failed\":0}",
 		"✓ tests: 13 passed",
 		"→ review-diff to code-reviewer",
 		"input required: Which base branch should I compare this diff against?",

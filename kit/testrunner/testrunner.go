@@ -41,8 +41,20 @@ var (
 
 type run struct {
 	log     []string
-	summary map[string]any // nil: no summary artifact
+	summary *cannedSummary // nil: no summary artifact
 	result  string
+}
+
+// cannedSummary is the summary data part, its members in the kit's order.
+type cannedSummary struct {
+	Passed   int             `json:"passed"`
+	Failed   int             `json:"failed"`
+	Failures []cannedFailure `json:"failures,omitempty"`
+}
+
+type cannedFailure struct {
+	Test  string `json:"test"`
+	Error string `json:"error"`
 }
 
 func canned(commit string, full bool) run {
@@ -56,7 +68,7 @@ func canned(commit string, full bool) run {
 	if commit == "a41d7c3" {
 		return run{
 			log:     []string{"collected 13 items\n", "tests/test_charges.py ........  [ 61%]\n", "tests/test_refunds.py .....  [100%]\n", "13 passed in 4.38s\n"},
-			summary: map[string]any{"passed": 13, "failed": 0},
+			summary: &cannedSummary{Passed: 13},
 			result:  "13 passed",
 		}
 	}
@@ -64,7 +76,7 @@ func canned(commit string, full bool) run {
 	return run{
 		log: []string{"collected 12 items\n", "tests/test_charges.py ........  [ 66%]\n", "tests/test_refunds.py ..F.  [100%]\n",
 			"FAILED " + failure + " - AssertionError: 450 != 500\n", "1 failed, 11 passed in 4.21s\n"},
-		summary: map[string]any{"passed": 11, "failed": 1, "failures": []any{map[string]any{"test": failure, "error": "AssertionError: 450 != 500"}}},
+		summary: &cannedSummary{Passed: 11, Failed: 1, Failures: []cannedFailure{{Test: failure, Error: "AssertionError: 450 != 500"}}},
 		result:  "1 failed, 11 passed",
 	}
 }

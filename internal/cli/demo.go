@@ -186,6 +186,9 @@ type kitOptions struct {
 	token         string    // the deployer's bearer token
 	lineDelay     time.Duration
 	serverOptions func(agent string) []server.Option // nil: none
+	// pace, when set, is the test-runner's Pace hook (tests hold a task
+	// at a log line with it); nil waits lineDelay.
+	pace func(ctx context.Context, taskID string, line int) error
 }
 
 // kitServer is one running agent.
@@ -229,7 +232,7 @@ func startKit(o kitOptions) (*runningKit, error) {
 		make func(base string) (http.Handler, *server.Handler, error)
 	}{
 		{"test-runner", false, func(base string) (http.Handler, *server.Handler, error) {
-			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay}, opts("test-runner"))
+			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay, Pace: o.pace}, opts("test-runner"))
 		}},
 		{"code-reviewer", false, func(base string) (http.Handler, *server.Handler, error) {
 			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, opts("code-reviewer"))

@@ -32,13 +32,14 @@ var agentSeeds = map[string]uint64{"test-runner": 1, "code-reviewer": 2, "deploy
 // kitClock returns the kit's clock: each call is one stamp.
 func kitClock() func() time.Time {
 	var mu sync.Mutex
-	next := kitEpoch
+	now := kitEpoch
 	return func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		t := next
-		next = next.Add(kitTick)
-		return t
+		// Like the kit's clock: it moves, then stamps, so the first
+		// stamp is 09:00:00.250.
+		now = now.Add(kitTick)
+		return now
 	}
 }
 

@@ -18,30 +18,11 @@ import (
 	"github.com/goa2a/a2a/server"
 )
 
-// kitEpoch is where the kit's clock starts; it moves kitTick per stamp.
-var kitEpoch = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
-
-const kitTick = 250 * time.Millisecond
-
 // Seeds of the deterministic id generators: one per agent, in the kit's
 // order, and one for the planner's message ids.
 const plannerSeed = 100
 
 var agentSeeds = map[string]uint64{"test-runner": 1, "code-reviewer": 2, "deployer": 3}
-
-// kitClock returns the kit's clock: each call is one stamp.
-func kitClock() func() time.Time {
-	var mu sync.Mutex
-	now := kitEpoch
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		// Like the kit's clock: it moves, then stamps, so the first
-		// stamp is 09:00:00.250.
-		now = now.Add(kitTick)
-		return now
-	}
-}
 
 // seededIDs returns a generator of version 4 UUIDs drawn from a PCG
 // seeded with seed: the same sequence on every run.
@@ -69,7 +50,7 @@ func seededIDs(seed uint64) func() string {
 // seeded id generator.
 func deterministicServerOptions() func(agent string) []server.Option {
 	return func(agent string) []server.Option {
-		return []server.Option{server.WithClock(kitClock()), server.WithIDGenerator(seededIDs(agentSeeds[agent]))}
+		return []server.Option{server.WithClock(capture.KitClock()), server.WithIDGenerator(seededIDs(agentSeeds[agent]))}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,59 +39,19 @@ var replayed = []string{
 	"18-extended-card",
 }
 
-// gate holds the test-runner at one log line so a scenario can look at a
-// task mid-run, as the kit's recording did.
-type gate struct {
-	mu      sync.Mutex
-	at      int // line index to hold at; 0 = off
-	reached chan struct{}
-	release chan struct{}
-}
+// gate holds the test-runner at one log line.
+type gate struct{ capture.Gate }
 
-func (g *gate) arm(line int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.at, g.reached, g.release = line, make(chan struct{}), make(chan struct{})
-}
-
-func (g *gate) pace(ctx context.Context, _ string, line int) error {
-	g.mu.Lock()
-	hold := g.at != 0 && g.at == line
-	var reached, release chan struct{}
-	if hold {
-		g.at = 0
-		reached, release = g.reached, g.release
-	}
-	g.mu.Unlock()
-	if !hold {
-		return nil
-	}
-	close(reached)
-	select {
-	case <-release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (g *gate) arm(line int)                                     { g.Arm(line) }
+func (g *gate) pace(ctx context.Context, id string, n int) error { return g.Pace(ctx, id, n) }
+func (g *gate) open()                                            { g.Open() }
 
 // waitReached waits for the test-runner to reach the armed line.
 func (g *gate) waitReached(t *testing.T) {
 	t.Helper()
-	g.mu.Lock()
-	reached := g.reached
-	g.mu.Unlock()
-	select {
-	case <-reached:
-	case <-time.After(10 * time.Second):
+	if !g.Reached(10 * time.Second) {
 		t.Fatal("the test-runner did not reach the gate")
 	}
-}
-
-func (g *gate) open() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	close(g.release)
 }
 
 // replayer sends the kit's requests of one scenario through a recorder.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,69 +19,20 @@ import (
 	"github.com/goa2a/a2a/server/jsonrpc"
 )
 
-// gate holds the test-runner at one log line so a scenario can look at a
-// task mid-run, as the kit's recording did.
-type gate struct {
-	mu      sync.Mutex
-	at      int // line index to hold at; 0 = off
-	reached chan struct{}
-	release chan struct{}
-}
-
-func (g *gate) arm(line int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.at, g.reached, g.release = line, make(chan struct{}), make(chan struct{})
-}
-
-func (g *gate) pace(ctx context.Context, _ string, line int) error {
-	g.mu.Lock()
-	hold := g.at != 0 && g.at == line
-	var reached, release chan struct{}
-	if hold {
-		g.at = 0
-		reached, release = g.reached, g.release
-	}
-	g.mu.Unlock()
-	if !hold {
-		return nil
-	}
-	close(reached)
-	select {
-	case <-release:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// fakeClock starts where the kit's clock starts and moves 250 ms per reading,
-// so tasks sort as they did in the recording.
-func fakeClock() func() time.Time {
-	var mu sync.Mutex
-	t := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		t = t.Add(250 * time.Millisecond)
-		return t
-	}
-}
-
 type kitServers struct {
 	runner, reviewer *server.Handler
 	urls             map[string]string // capture Host -> our base URL
-	gate             *gate
+	gate             *capture.Gate
 }
 
 func startKit(t *testing.T) *kitServers {
 	t.Helper()
-	k := &kitServers{gate: &gate{}, urls: map[string]string{}}
+	k := &kitServers{gate: &capture.Gate{}, urls: map[string]string{}}
 	start := func(host string, card func(string, string) *a2a.AgentCard, agent server.Agent) *server.Handler {
 		mux := http.NewServeMux()
 		srv := httptest.NewServer(mux) // binds 127.0.0.1
 		t.Cleanup(srv.Close)
-		h, err := server.NewHandler(card(srv.URL+"/a2a/jsonrpc", srv.URL+"/a2a/rest"), agent, server.WithClock(fakeClock()))
+		h, err := server.NewHandler(card(srv.URL+"/a2a/jsonrpc", srv.URL+"/a2a/rest"), agent, server.WithClock(capture.KitClock()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +41,7 @@ func startKit(t *testing.T) *kitServers {
 		k.urls[host] = srv.URL
 		return h
 	}
-	k.runner = start("localhost:41241", testrunner.Card, &testrunner.Agent{Pace: k.gate.pace})
+	k.runner = start("localhost:41241", testrunner.Card, &testrunner.Agent{Pace: k.gate.Pace})
 	k.reviewer = start("localhost:41242", reviewer.Card, reviewer.Agent{})
 	return k
 }
@@ -201,11 +151,13 @@ func TestCapturedScenarios(t *testing.T) {
 	// 04: return immediately, look while the log is half written, then
 	// look again once the task completed.
 	exs := load("04-polling.http")
-	k.gate.arm(1)
+	k.gate.Arm(1)
 	k.replay(t, ids, "04", exs[0])
-	<-k.gate.reached
+	if !k.gate.Reached(10 * time.Second) {
+		t.Fatal("the test-runner did not reach the gate")
+	}
 	k.replay(t, ids, "04", exs[1])
-	close(k.gate.release)
+	k.gate.Open()
 	taskID := ids.Ours("d0c28826-28b8-4b15-8b53-4e01ae7a5a3c")
 	waitTerminal(t, k.runner, taskID)
 	k.replay(t, ids, "04", exs[2])
@@ -216,9 +168,11 @@ func TestCapturedScenarios(t *testing.T) {
 
 	// 10: cancel the full suite after two log lines.
 	exs = load("10-cancel.http")
-	k.gate.arm(2)
+	k.gate.Arm(2)
 	k.replay(t, ids, "10", exs[0])
-	<-k.gate.reached
+	if !k.gate.Reached(10 * time.Second) {
+		t.Fatal("the test-runner did not reach the gate")
+	}
 	for _, ex := range exs[1:] {
 		k.replay(t, ids, "10", ex)
 	}

@@ -123,6 +123,42 @@ type Store interface {
 	DeletePushConfig(ctx context.Context, scope Scope, taskID, id string) error
 }
 
+// TaskRef names a task and the scope it belongs to.
+type TaskRef struct {
+	Scope Scope
+	ID    string
+}
+
+// Maintainer is implemented by stores that keep tasks beyond one request:
+// the server uses it to finish tasks whose process died (crash recovery)
+// and to delete old finished tasks (retention). Which states count as
+// unfinished or finished is the server's rule; the store filters on the
+// states it is given.
+type Maintainer interface {
+	// Orphans returns up to limit tasks, in any scope, whose state is one
+	// of states and whose last Append was made by a process that is no
+	// longer running (it crashed, or its lease on the store expired).
+	// Tasks last written through this Store value are never orphans. A
+	// store whose tasks die with the process (store/memory) returns none.
+	Orphans(ctx context.Context, states []a2a.TaskState, limit int) ([]TaskRef, error)
+
+	// Expire deletes up to limit tasks, in any scope, whose state is one
+	// of states and whose status timestamp is before cutoff, with their
+	// events and push configs, and returns how many it deleted. Oldest go
+	// first.
+	Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (int, error)
+}
+
+// Secrets is implemented by stores that can keep a secret for every
+// process that shares them, so that, for example, a ListTasks page token
+// minted by one replica is accepted by another and after a restart.
+type Secrets interface {
+	// Secret returns the secret called name, creating it from random
+	// bytes (at least 32) on first use. Concurrent first calls, from this
+	// or other processes, all return the same secret.
+	Secret(ctx context.Context, name string) ([]byte, error)
+}
+
 // Before reports whether task t sorts before cursor c in the ListTasks
 // order (newer first, then greater id first), that is, whether t belongs
 // to an earlier page than the position c.

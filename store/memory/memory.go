@@ -10,6 +10,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,6 +25,9 @@ import (
 type Store struct {
 	mu    sync.RWMutex
 	tasks map[string]*record
+
+	secretsMu sync.Mutex
+	secrets   map[string][]byte
 }
 
 type record struct {
@@ -326,4 +330,62 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 	}
 	delete(r.push, id)
 	return nil
+}
+
+var (
+	_ store.Maintainer = (*Store)(nil)
+	_ store.Secrets    = (*Store)(nil)
+)
+
+// Orphans implements [store.Maintainer]. Tasks in memory end with the
+// process that ran them, so there are never any.
+func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) ([]store.TaskRef, error) {
+	return nil, ctx.Err()
+}
+
+// Expire implements [store.Maintainer].
+func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (int, error) {
+	if err := ctx.Err(); err != nil || limit < 1 {
+		return 0, err
+	}
+	type victim struct {
+		id string
+		ts time.Time
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var vs []victim
+	for id, r := range s.tasks {
+		if r.ts.Before(cutoff) && slices.Contains(states, r.state) {
+			vs = append(vs, victim{id, r.ts})
+		}
+	}
+	slices.SortFunc(vs, func(a, b victim) int {
+		if c := a.ts.Compare(b.ts); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	vs = vs[:min(limit, len(vs))]
+	for _, v := range vs {
+		delete(s.tasks, v.id)
+	}
+	return len(vs), nil
+}
+
+// Secret implements [store.Secrets]: random bytes made on first use, kept
+// for the life of the store.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	s.secretsMu.Lock()
+	defer s.secretsMu.Unlock()
+	if b, ok := s.secrets[name]; ok {
+		return b, nil
+	}
+	b := make([]byte, 32)
+	rand.Read(b)
+	if s.secrets == nil {
+		s.secrets = make(map[string][]byte)
+	}
+	s.secrets[name] = b
+	return b, nil
 }

@@ -73,6 +73,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ConcurrentCreate", testConcurrentCreate},
 		{"ConcurrentCreateSameID", testConcurrentCreateSameID},
+
+		// Maintenance and secrets, for stores that implement them.
+		{"Expire", testExpire},
+		{"OrphansOwn", testOrphansOwn},
+		{"Secret", testSecret},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -30,6 +30,7 @@ type Handler struct {
 
 	inputModes []string // accepted input media types; empty accepts all
 	required   []string // extension URIs the card marks required
+	tokens     tokenKey // signs page tokens
 
 	mu      sync.Mutex
 	live    map[string]*liveTask

@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
+	"errors"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -62,6 +62,10 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Ge
 	return c, nil
 }
 
+// pushTokenKind marks page tokens of push config lists, which are bound to
+// their task and carry the last config id of the page.
+const pushTokenKind = "push"
+
 // ListTaskPushNotificationConfigs returns the webhook configs of a task
 // (A2A §3.1.9), a page at a time when pageSize is set.
 func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
@@ -74,11 +78,15 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 	if req.PageSize < 0 || req.PageSize > MaxPageSize {
 		return nil, a2a.InvalidParam("pageSize", "pageSize must be between 1 and 100 inclusive, or unset")
 	}
+	scope := h.scope(ctx, req.Tenant)
 	after := ""
 	if req.PageToken != "" {
-		b, err := base64.RawURLEncoding.DecodeString(req.PageToken)
-		if err != nil || len(b) == 0 {
-			return nil, a2a.InvalidParam("pageToken", "pageToken is not a token this server issued")
+		b, err := h.openToken(ctx, pushTokenKind, scope, req.TaskID, req.PageToken)
+		switch {
+		case errors.Is(err, errBadToken) || (err == nil && len(b) == 0):
+			return nil, a2a.InvalidParam("pageToken", errBadToken.Error())
+		case err != nil:
+			return nil, a2a.AsError(err)
 		}
 		after = string(b)
 	}
@@ -87,14 +95,16 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 	if limit > 0 {
 		fetch = limit + 1
 	}
-	cs, err := h.store.ListPushConfigs(ctx, h.scope(ctx, req.Tenant), req.TaskID, after, fetch)
+	cs, err := h.store.ListPushConfigs(ctx, scope, req.TaskID, after, fetch)
 	if err != nil {
 		return nil, storeErr(err, req.TaskID)
 	}
 	out := &a2a.ListTaskPushNotificationConfigsResponse{}
 	if limit > 0 && len(cs) > limit {
 		cs = cs[:limit]
-		out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(cs[limit-1].ID))
+		if out.NextPageToken, err = h.sealToken(ctx, pushTokenKind, scope, req.TaskID, []byte(cs[limit-1].ID)); err != nil {
+			return nil, a2a.AsError(err)
+		}
 	}
 	out.Configs = make([]a2a.TaskPushNotificationConfig, len(cs))
 	for i, c := range cs {

@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
+	"encoding/binary"
+	"errors"
 	"iter"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
@@ -57,17 +58,21 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if req.Status != a2a.TaskStateUnspecified && !req.Status.Valid() {
 		v = append(v, a2a.FieldViolation{Field: "status", Description: "unknown task state " + req.Status.String()})
 	}
+	scope := h.scope(ctx, req.Tenant)
 	if req.PageToken != "" {
-		c, err := decodePageToken(req.PageToken)
-		if err != nil {
-			v = append(v, a2a.FieldViolation{Field: "pageToken", Description: "pageToken is not a token this server issued"})
+		c, err := h.decodePageToken(ctx, scope, req.PageToken)
+		switch {
+		case errors.Is(err, errBadToken):
+			v = append(v, a2a.FieldViolation{Field: "pageToken", Description: err.Error()})
+		case err != nil:
+			return nil, a2a.AsError(err)
 		}
 		q.After = c
 	}
 	if len(v) > 0 {
 		return nil, a2a.InvalidParams(v...)
 	}
-	res, err := h.store.List(ctx, h.scope(ctx, req.Tenant), q)
+	res, err := h.store.List(ctx, scope, q)
 	if err != nil {
 		return nil, a2a.AsError(err)
 	}
@@ -86,39 +91,33 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	}
 	if res.More && len(res.Tasks) > 0 {
 		last := res.Tasks[len(res.Tasks)-1]
-		out.NextPageToken = encodePageToken(store.Cursor{Timestamp: last.Status.Timestamp.Time, ID: last.ID})
+		if out.NextPageToken, err = h.encodePageToken(ctx, scope, store.Cursor{Timestamp: last.Status.Timestamp.Time, ID: last.ID}); err != nil {
+			return nil, a2a.AsError(err)
+		}
 	}
 	return out, nil
 }
 
-type pageToken struct {
-	TS string `json:"ts"`
-	ID string `json:"id"`
+// Page tokens of ListTasks carry the keyset cursor: the status timestamp in
+// milliseconds and the task id (see token.go for the seal).
+const listTokenKind = "tasks"
+
+func (h *Handler) encodePageToken(ctx context.Context, scope store.Scope, c store.Cursor) (string, error) {
+	b := binary.AppendVarint(nil, c.Timestamp.UnixMilli())
+	b = append(b, c.ID...)
+	return h.sealToken(ctx, listTokenKind, scope, "", b)
 }
 
-// encodePageToken makes the opaque keyset cursor of ListTasks.
-func encodePageToken(c store.Cursor) string {
-	b, _ := json.Marshal(pageToken{TS: a2a.TimestampOf(c.Timestamp).String(), ID: c.ID})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodePageToken(s string) (*store.Cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+func (h *Handler) decodePageToken(ctx context.Context, scope store.Scope, s string) (*store.Cursor, error) {
+	b, err := h.openToken(ctx, listTokenKind, scope, "", s)
 	if err != nil {
 		return nil, err
 	}
-	var p pageToken
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, err
+	ms, n := binary.Varint(b)
+	if n <= 0 || n == len(b) {
+		return nil, errBadToken
 	}
-	ts, err := a2a.ParseTimestamp(p.TS)
-	if err != nil {
-		return nil, err
-	}
-	if p.ID == "" {
-		return nil, strconv.ErrSyntax
-	}
-	return &store.Cursor{Timestamp: ts.Time, ID: p.ID}, nil
+	return &store.Cursor{Timestamp: time.UnixMilli(ms).UTC(), ID: string(b[n:])}, nil
 }
 
 // canceledText is the status message of a task canceled by its client.

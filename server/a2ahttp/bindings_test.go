@@ -38,6 +38,8 @@ func newServer(t *testing.T) string {
 		server.WithIDGenerator(func() string { mu.Lock(); defer mu.Unlock(); n++; return fmt.Sprintf("id-%d", n) }),
 		server.WithClock(func() time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(time.Second); return clock }),
 		server.WithExtendedCard(func(context.Context) (*a2a.AgentCard, error) { return &extended, nil }),
+		// Page tokens are signed: the same key on both servers makes them compare equal.
+		server.WithTokenKey([]byte("bindings-test-page-token-key-0123456789")),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,10 @@ type Handler struct {
 	required   []string // extension URIs the card marks required
 	tokens     tokenKey // signs page tokens
 
+	retention     time.Duration // 0: keep finished tasks
+	maintainEvery time.Duration // < 0: no background maintenance
+	maintenance   sync.WaitGroup
+
 	mu      sync.Mutex
 	live    map[string]*liveTask
 	closed  bool
@@ -121,6 +125,8 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 		newID: uuid.New,
 		live:  make(map[string]*liveTask),
 		done:  make(chan struct{}),
+
+		maintainEvery: DefaultMaintenanceInterval,
 	}
 	for _, opt := range opts {
 		if err := opt(h); err != nil {
@@ -136,7 +142,15 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 			h.required = append(h.required, ext.URI)
 		}
 	}
+	_, maintainable := h.store.(store.Maintainer)
+	if h.retention > 0 && !maintainable {
+		return nil, fmt.Errorf("server: WithRetention: the store (%T) cannot expire tasks", h.store)
+	}
 	h.baseCtx, h.cancel = context.WithCancel(context.Background())
+	if maintainable && h.maintainEvery > 0 {
+		h.maintenance.Add(1)
+		go h.maintainLoop()
+	}
 	return h, nil
 }
 
@@ -176,6 +190,7 @@ func (h *Handler) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	waited := make(chan struct{})
 	go func() {
+		h.maintenance.Wait()
 		h.agents.Wait()
 		close(waited)
 	}()

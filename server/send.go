@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"strconv"
 	"sync"
@@ -361,6 +362,11 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	}
 	events = append(events, msg)
 	if err := h.appendLocked(ctx, lt, events...); err != nil {
+		if errors.Is(err, ErrTaskClosed) {
+			// Another writer of the store ended it first.
+			return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
+				With("taskId", t.ID).With("state", lt.task.Status.State.String())
+		}
 		return exchangeResult{}, a2a.AsError(err)
 	}
 	exec := h.newExecution()

@@ -111,7 +111,27 @@ func (h *Handler) getLive(ctx context.Context, scope store.Scope, id string) (*l
 
 // appendLocked folds events into the task, stores them, and publishes them.
 // Callers hold lt.mu. It refuses any event after a terminal state.
+//
+// Another process sharing the store (a replica, or a Handler recovering
+// orphans) may have appended first; the store then reports a conflict.
+// appendLocked catches up with what was appended (publishing it to this
+// process's subscribers) and tries again on top of it, a few times, so no
+// update is lost; events are applied to whatever the task has become, and
+// once it is terminal they are refused with ErrTaskClosed.
 func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2a.Event) error {
+	const attempts = 4
+	for i := 1; ; i++ {
+		err := h.tryAppendLocked(ctx, lt, payloads)
+		if !errors.Is(err, store.ErrConflict) || i == attempts {
+			return err
+		}
+		if rerr := h.catchUpLocked(ctx, lt); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+}
+
+func (h *Handler) tryAppendLocked(ctx context.Context, lt *liveTask, payloads []a2a.Event) error {
 	if lt.task.Status.State.Terminal() {
 		return ErrTaskClosed
 	}
@@ -127,16 +147,52 @@ func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2
 	if err := h.store.Append(context.WithoutCancel(ctx), lt.scope, lt.id, lt.seq, events, task); err != nil {
 		return fmt.Errorf("server: storing task %s: %w", lt.id, err)
 	}
-	lt.task, lt.seq = task, lt.seq+int64(len(events))
+	h.advanceLocked(lt, events, tasks)
+	return nil
+}
+
+// advanceLocked makes appended events the task's latest state and hands
+// them to subscribers. A task that became terminal stops being live.
+func (h *Handler) advanceLocked(lt *liveTask, events []store.Event, tasks []*a2a.Task) {
+	lt.task, lt.seq = tasks[len(tasks)-1], events[len(events)-1].Seq
 	for i := range events {
 		lt.publish(update{ev: events[i], task: tasks[i]})
 	}
-	if task.Status.State.Terminal() {
+	if lt.task.Status.State.Terminal() {
 		h.mu.Lock()
 		if h.live[lt.id] == lt {
 			delete(h.live, lt.id)
 		}
 		h.mu.Unlock()
+	}
+}
+
+// catchUpLocked applies the events another writer appended to the task
+// since this process last saw it. When they end the task, the agent
+// executions running here for it are cancelled, as a cancel would.
+func (h *Handler) catchUpLocked(ctx context.Context, lt *liveTask) error {
+	evs, err := h.store.Events(context.WithoutCancel(ctx), lt.scope, lt.id, lt.seq)
+	if err != nil {
+		return fmt.Errorf("server: catching up with task %s: %w", lt.id, err)
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	tasks := make([]*a2a.Task, len(evs))
+	task := lt.task
+	for i, ev := range evs {
+		if ev.Seq != lt.seq+int64(i)+1 {
+			return fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, lt.seq+int64(i)+1)
+		}
+		task = fold(task, ev.Payload)
+		tasks[i] = task
+	}
+	h.advanceLocked(lt, evs, tasks)
+	if task.Status.State.Terminal() {
+		for e := range lt.execs {
+			e.cancel()
+		}
+		lt.execs = nil
 	}
 	return nil
 }
@@ -275,6 +331,11 @@ func (h *Handler) newExecution() *execution {
 // execute runs the agent for one message in its own goroutine and settles
 // the task when the agent returns. It fails once the Handler is closed.
 func (h *Handler) execute(req *Request, w *Writer) error {
+	return h.run(req, w, h.agent.Execute)
+}
+
+// run is execute with the agent method to call.
+func (h *Handler) run(req *Request, w *Writer, fn func(context.Context, *Request, *Writer) error) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -286,7 +347,7 @@ func (h *Handler) execute(req *Request, w *Writer) error {
 	go func() {
 		defer h.agents.Done()
 		defer w.exec.cancel()
-		err := h.callAgent(w.exec.ctx, req, w)
+		err := h.callAgent(w.exec.ctx, req, w, fn)
 		h.settle(req, w, err)
 	}()
 	return nil
@@ -300,14 +361,14 @@ const shutdownText = "The server shut down before the task finished."
 // errAgentPanicked reports a panic in an agent.
 var errAgentPanicked = errors.New("the agent failed unexpectedly; see the server log")
 
-func (h *Handler) callAgent(ctx context.Context, req *Request, w *Writer) (err error) {
+func (h *Handler) callAgent(ctx context.Context, req *Request, w *Writer, fn func(context.Context, *Request, *Writer) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("agent panicked", "task", req.TaskID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = errAgentPanicked
 		}
 	}()
-	return h.agent.Execute(ctx, req, w)
+	return fn(ctx, req, w)
 }
 
 // settle finishes what the agent left open: an exchange with no reply and no

@@ -151,6 +151,10 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	execs := lt.execs
 	lt.execs = nil
 	lt.mu.Unlock()
+	if errors.Is(err, ErrTaskClosed) {
+		// Another writer of the store ended it first.
+		return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "").With("taskId", t.ID).With("state", t.Status.State.String())
+	}
 	if err != nil {
 		return nil, a2a.AsError(err)
 	}

@@ -32,6 +32,8 @@ type Handler struct {
 	required   []string // extension URIs the card marks required
 	tokens     tokenKey // signs page tokens
 
+	onState func(taskID string, state a2a.TaskState)
+
 	retention     time.Duration // 0: keep finished tasks
 	maintainEvery time.Duration // < 0: no background maintenance
 	maintenance   sync.WaitGroup
@@ -101,6 +103,19 @@ func WithIDGenerator(newID func() string) Option {
 func WithExtendedCard(get func(ctx context.Context) (*a2a.AgentCard, error)) Option {
 	return func(h *Handler) error {
 		h.extended = get
+		return nil
+	}
+}
+
+// WithStateHook calls fn each time a task this Handler writes enters a
+// state: when it is created and on every status update, after the store
+// has it, in the task's order. It also sees updates that other writers of
+// a shared store appended, as this Handler catches up with them. fn runs
+// while the task is locked: it must be quick and must not call the
+// Handler. Metrics are its purpose.
+func WithStateHook(fn func(taskID string, state a2a.TaskState)) Option {
+	return func(h *Handler) error {
+		h.onState = fn
 		return nil
 	}
 }

@@ -157,6 +157,9 @@ func (h *Handler) advanceLocked(lt *liveTask, events []store.Event, tasks []*a2a
 	lt.task, lt.seq = tasks[len(tasks)-1], events[len(events)-1].Seq
 	for i := range events {
 		lt.publish(update{ev: events[i], task: tasks[i]})
+		if su, ok := events[i].Payload.(*a2a.TaskStatusUpdateEvent); ok && h.onState != nil {
+			h.onState(lt.id, su.Status.State)
+		}
 	}
 	if lt.task.Status.State.Terminal() {
 		h.mu.Lock()
@@ -272,6 +275,9 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), ex.scope, &c); err != nil {
 			h.log.Error("storing push config of new task", "task", lt.id, "err", err)
 		}
+	}
+	if h.onState != nil {
+		h.onState(lt.id, task.Status.State)
 	}
 	lt.execs = map[*execution]struct{}{ex.exec: {}}
 	sub := newSubscriber(ex.buffer)

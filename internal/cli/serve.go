@@ -167,7 +167,8 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	s.store = memory.New()
 	s.h, err = server.NewHandler(card, s.agent,
 		server.WithLogger(s.log),
-		server.WithStore(&observedStore{Store: s.store, observe: s.metrics.observeTask}))
+		server.WithStore(s.store),
+		server.WithStateHook(s.metrics.observeTask))
 	if err != nil {
 		return nil, err
 	}

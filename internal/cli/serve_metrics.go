@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/store"
 )
 
 // metricsContentType is the Prometheus text exposition format, version
@@ -165,30 +164,6 @@ func (m *metrics) observeTask(id string, to a2a.TaskState) {
 	} else {
 		m.live[id] = to
 	}
-}
-
-// observedStore is a store.Store that reports every task state it stores:
-// the creating snapshot and each status update. It is how a2a serve counts
-// tasks by state without a hook in server.Handler; it sees what this
-// process appends, which with a shared store is this replica's share.
-type observedStore struct {
-	store.Store
-	observe func(taskID string, state a2a.TaskState)
-}
-
-func (s *observedStore) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
-	if err := s.Store.Append(ctx, scope, taskID, after, events, task); err != nil {
-		return err
-	}
-	for _, ev := range events {
-		switch p := ev.Payload.(type) {
-		case *a2a.Task:
-			s.observe(taskID, p.Status.State)
-		case *a2a.TaskStatusUpdateEvent:
-			s.observe(taskID, p.Status.State)
-		}
-	}
-	return nil
 }
 
 // expose writes the metrics in the Prometheus text format, families and

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +25,7 @@ import (
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
+	"github.com/goa2a/a2a/store"
 )
 
 // kitPort is the port of the A2A 101 kit's first agent, the test-runner;
@@ -46,6 +49,10 @@ capture: 19-planner.http, 19-planner.events.json and 19-planner.log. With
 --deterministic the agents use the kit's clock and seeded ids and advertise
 the kit's http://localhost:41241-41243 URLs, so two runs write the same bytes.
 
+Each agent keeps its tasks in its own SQLite file (test-runner.db,
+code-reviewer.db, deployer.db): in a temporary directory removed at the end,
+or in --data-dir DIR, kept for a later look (a2a serve --store sqlite:FILE).
+
 Flags:
 `
 
@@ -67,6 +74,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&plan.Environment, "environment", plan.Environment, "where to deploy (the deployer rejects production)")
 	recordDir := fs.String("record", "", "write every exchange into `DIR` in the kit's format: 19-planner.http, 19-planner.events.json and 19-planner.log")
 	deterministic := fs.Bool("deterministic", false, "use the kit's clock (2026-10-06T09:00:00Z, 250 ms per stamp), seeded ids and its http://localhost:41241-41243 URLs, so two runs record the same bytes")
+	dataDir := fs.String("data-dir", "", "keep the agents' SQLite stores in `DIR` (default: a temporary directory, removed at the end)")
+	storeKind := fs.String("store", storeSQLite, "where the agents keep their tasks: sqlite or memory")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -86,9 +95,33 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case plan.Commit == "" || plan.Environment == "":
 		fmt.Fprintln(stderr, "a2a demo: --commit and --environment must not be empty")
 		return ExitUsage
+	case *storeKind != storeSQLite && *storeKind != storeMemory:
+		fmt.Fprintf(stderr, "a2a demo: --store must be sqlite or memory, got %q\n", *storeKind)
+		return ExitUsage
+	case *dataDir != "" && *storeKind == storeMemory:
+		fmt.Fprintln(stderr, "a2a demo: --data-dir applies to --store sqlite")
+		return ExitUsage
+	case *dataDir != "" && *deterministic:
+		fmt.Fprintln(stderr, "a2a demo: --deterministic repeats the same task ids on every run, so it cannot share a --data-dir with earlier runs; leave --data-dir out")
+		return ExitUsage
 	}
 
 	o := kitOptions{token: demoToken, lineDelay: *lineDelay}
+	if *storeKind == storeSQLite {
+		o.dataDir = *dataDir
+		if o.dataDir == "" {
+			tmp, err := os.MkdirTemp("", "a2a-demo-")
+			if err != nil {
+				fmt.Fprintf(stderr, "a2a demo: %v\n", err)
+				return ExitError
+			}
+			defer os.RemoveAll(tmp)
+			o.dataDir = tmp
+		} else if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+			fmt.Fprintf(stderr, "a2a demo: %v\n", err)
+			return ExitError
+		}
+	}
 	if *fixedPorts {
 		o.ports = [3]int{kitPort, kitPort + 1, kitPort + 2}
 	}
@@ -186,6 +219,9 @@ type kitOptions struct {
 	token         string    // the deployer's bearer token
 	lineDelay     time.Duration
 	serverOptions func(agent string) []server.Option // nil: none
+	// dataDir, when set, holds a SQLite store per agent (AGENT.db);
+	// otherwise each agent keeps its tasks in memory.
+	dataDir string
 	// pace, when set, is the test-runner's Pace hook (tests hold a task
 	// at a log line with it); nil waits lineDelay.
 	pace func(ctx context.Context, taskID string, line int) error
@@ -204,6 +240,7 @@ type kitServer struct {
 // runningKit is the three agents, serving.
 type runningKit struct {
 	servers []*kitServer
+	stores  map[string]store.Store // by agent; nil: in memory
 	wg      sync.WaitGroup
 	errs    chan error // of Serve, one per server
 }
@@ -221,10 +258,25 @@ func (k *runningKit) urls() []string {
 func startKit(o kitOptions) (*runningKit, error) {
 	k := &runningKit{errs: make(chan error, 3)}
 	opts := func(name string) []server.Option {
-		if o.serverOptions == nil {
-			return nil
+		var opts []server.Option
+		if o.serverOptions != nil {
+			opts = o.serverOptions(name)
 		}
-		return o.serverOptions(name)
+		if st := k.stores[name]; st != nil {
+			opts = append(opts, server.WithStore(st))
+		}
+		return opts
+	}
+	if o.dataDir != "" {
+		k.stores = make(map[string]store.Store)
+		for _, name := range []string{"test-runner", "code-reviewer", "deployer"} {
+			st, err := openStore(context.Background(), storeSpec{kind: storeSQLite, arg: filepath.Join(o.dataDir, name+".db")}, storeOptions{})
+			if err != nil {
+				_ = k.close(context.Background())
+				return nil, fmt.Errorf("cannot start the %s: %w", name, err)
+			}
+			k.stores[name] = st
+		}
 	}
 	makers := []struct {
 		name string
@@ -303,6 +355,11 @@ func (k *runningKit) close(ctx context.Context) error {
 	close(k.errs)
 	for err := range k.errs {
 		errs = append(errs, err)
+	}
+	for name, st := range k.stores {
+		if err := closeStore(st); err != nil {
+			errs = append(errs, fmt.Errorf("%s: closing its store: %w", name, err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
 	"github.com/goa2a/a2a/store"
-	"github.com/goa2a/a2a/store/memory"
 )
 
 // Agents a2a serve can host besides the plain ones of the agents table.
@@ -164,12 +163,18 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	s.agent = &trackedAgent{agent: agent}
 	s.metrics.agents = s.agent.running
 	s.metrics.ready = s.ready.Load
-	s.store = memory.New()
-	s.h, err = server.NewHandler(card, s.agent,
+	if s.store, err = openStore(context.Background(), cfg.storeSpec, storeOptions{dataDir: cfg.dataDir, durability: cfg.durability, log: s.log}); err != nil {
+		return nil, err
+	}
+	opts := []server.Option{
 		server.WithLogger(s.log),
 		server.WithStore(s.store),
-		server.WithStateHook(s.metrics.observeTask))
-	if err != nil {
+		server.WithStateHook(s.metrics.observeTask),
+	}
+	if cfg.retention > 0 {
+		opts = append(opts, server.WithRetention(cfg.retention))
+	}
+	if s.h, err = server.NewHandler(card, s.agent, opts...); err != nil {
 		return nil, err
 	}
 	app, err := s.a2aMux(card)
@@ -211,11 +216,18 @@ func (s *serveRun) httpServer(h http.Handler) *http.Server {
 	}
 }
 
+// closeListeners releases what newServeRun took when it fails half-way.
 func (s *serveRun) closeListeners() {
 	for _, ln := range []net.Listener{s.ln, s.opsLn} {
 		if ln != nil {
 			ln.Close()
 		}
+	}
+	if s.h != nil {
+		s.h.Close(context.Background())
+	}
+	if s.store != nil {
+		closeStore(s.store)
 	}
 }
 
@@ -239,6 +251,7 @@ func (s *serveRun) run(ctx context.Context) int {
 		opsBase = "http://" + s.opsLn.Addr().String()
 	}
 	fmt.Fprintf(s.stdout, "  health      %s/healthz %s/readyz %s/metrics\n", opsBase, opsBase, opsBase)
+	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe(s.cfg.dataDir))
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
 	errc := make(chan error, 1)
@@ -266,6 +279,7 @@ func (s *serveRun) run(ctx context.Context) int {
 		closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.grace)
 		defer cancel()
 		_ = s.h.Close(closeCtx)
+		_ = closeStore(s.store)
 		fmt.Fprintf(s.stdout, "stopped: %v\n", serveErr)
 		return ExitError
 	}

@@ -26,12 +26,16 @@ type serveConfig struct {
 	execTimeout time.Duration
 	maxOutput   int64
 
-	addr      string
-	opsAddr   string
-	publicURL string
-	bindings  bindingsFlag
-	store     string
-	maxBody   int64
+	addr       string
+	opsAddr    string
+	publicURL  string
+	bindings   bindingsFlag
+	store      string
+	storeSpec  storeSpec
+	dataDir    string
+	durability string
+	retention  time.Duration
+	maxBody    int64
 
 	grace     time.Duration
 	logFormat string
@@ -63,7 +67,12 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 		"shutting down (default: served on --addr)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")
 	fs.Var(&cfg.bindings, "bindings", "comma-separated `LIST` of bindings to serve: jsonrpc, rest")
-	fs.StringVar(&cfg.store, "store", "memory", "where tasks are kept: memory (gone at exit)")
+	fs.StringVar(&cfg.store, "store", storeSQLite, "where tasks are kept: sqlite (a file in --data-dir), sqlite:PATH, postgres:DSN (or a postgres:// URL),\n"+
+		"or memory (gone at exit)")
+	fs.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "directory of a2a's own files, such as the default SQLite store (tasks.db)")
+	fs.StringVar(&cfg.durability, "durability", "process", "with SQLite: process (a stored update survives a crash of the process) or power (it also\n"+
+		"survives a power cut or an OS crash, at the cost of an fsync per group commit)")
+	fs.DurationVar(&cfg.retention, "retention", 0, "delete finished tasks this long after their last update, such as 720h; 0 keeps them")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
@@ -218,8 +227,21 @@ func (cfg *serveConfig) validate() error {
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", cfg.logFormat))
 	}
-	if cfg.store != "memory" {
-		errs = append(errs, fmt.Errorf("unknown store %q (this build has: memory)", cfg.store))
+	sp, err := parseStoreSpec(cfg.store)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--store: %w", err))
+	}
+	cfg.storeSpec = sp
+	if cfg.durability != "process" && cfg.durability != "power" {
+		errs = append(errs, fmt.Errorf("--durability must be process or power, got %q", cfg.durability))
+	} else if cfg.set["durability"] && err == nil && sp.kind != storeSQLite {
+		errs = append(errs, fmt.Errorf("--durability applies to the SQLite store, not %s", sp.kind))
+	}
+	if cfg.retention < 0 {
+		errs = append(errs, fmt.Errorf("--retention must not be negative, got %v", cfg.retention))
+	}
+	if cfg.dataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
 	return errors.Join(errs...)
 }

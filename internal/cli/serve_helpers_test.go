@@ -19,6 +19,7 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/sqlite"
 )
 
 // testServe is a2a serve running in this process, stopped by canceling
@@ -29,6 +30,7 @@ type testServe struct {
 	stdout, stderr syncBuffer
 	cancel         context.CancelFunc
 	done           chan int
+	dataDir        string // of the default SQLite store
 
 	once sync.Once
 	code int
@@ -38,8 +40,8 @@ type testServe struct {
 // until it is ready. It is stopped at the end of the test if not before.
 func startServe(t *testing.T, args ...string) *testServe {
 	t.Helper()
-	ts := &testServe{done: make(chan int, 1)}
-	cfg, code := parseServeArgs(append([]string{"--addr", "127.0.0.1:0"}, args...), &ts.stderr)
+	ts := &testServe{done: make(chan int, 1), dataDir: t.TempDir()}
+	cfg, code := parseServeArgs(append([]string{"--addr", "127.0.0.1:0", "--data-dir", ts.dataDir}, args...), &ts.stderr)
 	if cfg == nil {
 		t.Fatalf("exit %d: %s", code, ts.stderr.String())
 	}
@@ -226,6 +228,14 @@ func (ts *testServe) metrics(t *testing.T) map[string]float64 {
 func checkStore(t *testing.T, st store.Store) []*a2a.Task {
 	t.Helper()
 	ctx := context.Background()
+	if ss, ok := st.(*sqlite.Store); ok {
+		// Closed with the server: look at what it left on disk.
+		var err error
+		if st, err = sqlite.Open(ctx, ss.Path(), sqlite.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		defer st.(*sqlite.Store).Close()
+	}
 	scope := store.Scope{}
 	res, err := st.List(ctx, scope, store.ListQuery{Limit: 1000})
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -85,10 +84,8 @@ func (s *serveRun) shutdown(errc <-chan error) error {
 		s.srv.Close()
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
-	if c, ok := s.store.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing the store: %w", err))
-		}
+	if err := closeStore(s.store); err != nil {
+		errs = append(errs, fmt.Errorf("closing the store: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -71,7 +71,7 @@ func getStatus(url string) int {
 func TestServeSIGTERM(t *testing.T) {
 	t.Parallel()
 	const grace = 3 * time.Second
-	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--ops-addr", "127.0.0.1:0", "--grace", grace.String(),
+	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--ops-addr", "127.0.0.1:0", "--grace", grace.String(),
 		"--exec", `sh -c 'echo $$; exec sleep 30'`)
 	var stdout, stderr lines
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -42,7 +42,7 @@ func TestServe(t *testing.T) {
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--agent", "echo", "--addr", "127.0.0.1:0"}, &stdout, &stderr)
+		done <- Main(ctx, []string{"serve", "--agent", "echo", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir()}, &stdout, &stderr)
 	}()
 
 	var cardURL string

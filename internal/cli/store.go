@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/memory"
+	"github.com/goa2a/a2a/store/postgres"
+	"github.com/goa2a/a2a/store/sqlite"
+)
+
+// storeSpec is a parsed --store setting.
+type storeSpec struct {
+	kind string // "memory", "sqlite" or "postgres"
+	arg  string // the SQLite file (empty: under the data directory) or the PostgreSQL DSN
+}
+
+// Kinds of store.
+const (
+	storeMemory   = "memory"
+	storeSQLite   = "sqlite"
+	storePostgres = "postgres"
+)
+
+const storeUsage = "memory, sqlite, sqlite:PATH or postgres:DSN"
+
+// parseStoreSpec reads "memory", "sqlite", "sqlite:PATH", "postgres:DSN"
+// or a postgres:// or postgresql:// URL.
+func parseStoreSpec(s string) (storeSpec, error) {
+	switch {
+	case s == storeMemory:
+		return storeSpec{kind: storeMemory}, nil
+	case s == storeSQLite:
+		return storeSpec{kind: storeSQLite}, nil
+	case strings.HasPrefix(s, "sqlite:"):
+		p := strings.TrimPrefix(s, "sqlite:")
+		if p == "" {
+			return storeSpec{}, errors.New("sqlite: needs a file path after the colon (or write just sqlite for the data directory's)")
+		}
+		return storeSpec{kind: storeSQLite, arg: p}, nil
+	case strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://"):
+		return storeSpec{kind: storePostgres, arg: s}, nil
+	case strings.HasPrefix(s, "postgres:"):
+		dsn := strings.TrimPrefix(s, "postgres:")
+		if dsn == "" {
+			return storeSpec{}, errors.New("postgres: needs a connection string after the colon, such as postgres:host=/var/run/postgresql dbname=a2a")
+		}
+		return storeSpec{kind: storePostgres, arg: dsn}, nil
+	}
+	return storeSpec{}, fmt.Errorf("unknown store %q (want %s)", s, storeUsage)
+}
+
+// describe says where tasks are kept, without a password.
+func (sp storeSpec) describe(dataDir string) string {
+	switch sp.kind {
+	case storeSQLite:
+		return "SQLite " + sp.sqlitePath(dataDir)
+	case storePostgres:
+		return "PostgreSQL " + redactDSN(sp.arg)
+	}
+	return "memory (gone at exit)"
+}
+
+func (sp storeSpec) sqlitePath(dataDir string) string {
+	if sp.arg != "" {
+		return sp.arg
+	}
+	return filepath.Join(dataDir, "tasks.db")
+}
+
+// redactDSN hides a password in a DSN, URL or key=value form.
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		rest := dsn[i+3:]
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if c := strings.Index(rest[:at], ":"); c >= 0 {
+				return dsn[:i+3] + rest[:c] + ":xxxxx" + rest[at:]
+			}
+		}
+	}
+	words := strings.Fields(dsn)
+	for i, w := range words {
+		if strings.HasPrefix(w, "password=") {
+			words[i] = "password=xxxxx"
+		}
+	}
+	if len(words) > 0 && !strings.Contains(dsn, "://") {
+		return strings.Join(words, " ")
+	}
+	return dsn
+}
+
+// defaultDataDir is where a2a keeps its files unless told otherwise:
+// $A2A_DATA_DIR, else $XDG_DATA_HOME/a2a, else ~/.local/share/a2a, else
+// ./a2a-data.
+func defaultDataDir() string {
+	if d := os.Getenv("A2A_DATA_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "a2a")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "a2a")
+	}
+	return "a2a-data"
+}
+
+// storeOptions are the settings of the durable stores.
+type storeOptions struct {
+	dataDir    string
+	durability string // "process" or "power"
+	log        *slog.Logger
+}
+
+// openStore opens the store sp names; the caller closes it (closeStore).
+func openStore(ctx context.Context, sp storeSpec, o storeOptions) (store.Store, error) {
+	switch sp.kind {
+	case storeSQLite:
+		path := sp.sqlitePath(o.dataDir)
+		if sp.arg == "" {
+			if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("creating the data directory: %w", err)
+			}
+		}
+		d := sqlite.ProcessCrash
+		if o.durability == "power" {
+			d = sqlite.PowerLoss
+		}
+		st, err := sqlite.Open(ctx, path, sqlite.Options{Durability: d, Logger: o.log})
+		if err != nil {
+			return nil, fmt.Errorf("opening the SQLite store %s: %w", path, err)
+		}
+		return st, nil
+	case storePostgres:
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		st, err := postgres.Open(ctx, sp.arg, postgres.Options{Logger: o.log})
+		if err != nil {
+			return nil, fmt.Errorf("opening the PostgreSQL store %s: %w", redactDSN(sp.arg), err)
+		}
+		return st, nil
+	}
+	return memory.New(), nil
+}
+
+// closeStore closes a store that holds resources.
+func closeStore(st store.Store) error {
+	if c, ok := st.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}

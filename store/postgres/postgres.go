@@ -1,0 +1,330 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/goa2a/a2a/internal/lease"
+	"github.com/goa2a/a2a/store"
+)
+
+// NotifyChannel is the channel every Append notifies, when
+// [Options.Schema] is empty. With a schema, the channel is NotifyChannel,
+// a dot and the schema name, for example "a2a_task_events.prod";
+// [Store.Channel] returns it.
+const NotifyChannel = "a2a_task_events"
+
+// maxIdentifier is the longest PostgreSQL identifier (NAMEDATALEN - 1),
+// which bounds schema and channel names.
+const maxIdentifier = 63
+
+// defaultConnectTimeout bounds each connection attempt that Open makes
+// when the DSN sets no connect_timeout.
+const defaultConnectTimeout = 10 * time.Second
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds the store's tables; it is
+	// created if missing. Several stores (test runs, deployments) can share
+	// a database under different schemas without seeing each other's
+	// tasks or notifications. Empty means the connection's current schema
+	// (the first existing one of its search_path, usually "public"), looked
+	// up once when the store opens.
+	Schema string
+	// LeaseTTL is how long a heartbeat stays valid (see Orphans); the
+	// store renews its own every LeaseTTL/3, and judges other processes'
+	// by it, so every process sharing a schema should use the same value.
+	// Zero means lease.DefaultTTL (30 s).
+	LeaseTTL time.Duration
+	// Logger receives the failures of background work (heartbeats). Nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Store is a [store.Store], [store.Maintainer] and [store.Secrets] on
+// PostgreSQL. It is safe for concurrent use; call Close when done.
+type Store struct {
+	pool     *pgxpool.Pool
+	ownsPool bool
+	schema   string
+	channel  string
+	q        queries
+	self     lease.Runner
+	ttl      time.Duration
+	log      *slog.Logger
+
+	stop      context.CancelFunc // stops the heartbeat
+	done      chan struct{}      // closed when the heartbeat has stopped
+	closeOnce sync.Once
+	closeErr  error
+
+	secretsMu sync.Mutex
+	secrets   map[string][]byte // secrets never change once made
+}
+
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.Maintainer = (*Store)(nil)
+	_ store.Secrets    = (*Store)(nil)
+)
+
+// Open connects to the database named by dsn (a libpq keyword/value string
+// or a postgres:// URL, as [pgxpool.ParseConfig] accepts), creates or
+// migrates the schema, and registers the store as a runner. The store owns
+// its connection pool and closes it in Close. A DSN without
+// connect_timeout gets one of 10 s.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: parsing the DSN: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: creating the connection pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: connecting to database %q at %s:%d: %w", cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	s, err := open(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.ownsPool = true
+	return s, nil
+}
+
+// New is like Open on a pool the caller made and keeps: Close leaves it
+// open. The store qualifies every table with its schema, so the pool's
+// search_path does not matter.
+func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("postgres: New with a nil pool")
+	}
+	return open(ctx, pool, opts)
+}
+
+func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
+	schema, channel := opts.Schema, NotifyChannel
+	if schema == "" {
+		var cur *string
+		if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&cur); err != nil {
+			return nil, fmt.Errorf("postgres: looking up the current schema: %w", err)
+		}
+		if cur == nil {
+			return nil, errors.New("postgres: no schema of the search_path exists; set Options.Schema")
+		}
+		schema = *cur
+	} else {
+		channel += "." + schema
+	}
+	if len(schema) > maxIdentifier || len(channel) > maxIdentifier {
+		return nil, fmt.Errorf("postgres: schema name %q is too long: at most %d bytes", schema, maxIdentifier-len(NotifyChannel)-1)
+	}
+	if err := migrate(ctx, pool, schema); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ttl := opts.LeaseTTL
+	if ttl <= 0 {
+		ttl = lease.DefaultTTL
+	}
+	s := &Store{
+		pool:    pool,
+		schema:  schema,
+		channel: channel,
+		q:       newQueries(pgx.Identifier{schema}.Sanitize()),
+		self:    lease.Self(),
+		ttl:     ttl,
+		log:     log.With("store", "postgres", "schema", schema),
+		done:    make(chan struct{}),
+	}
+	if err := s.heartbeat(ctx); err != nil {
+		return nil, err
+	}
+	hctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	go s.renew(hctx)
+	return s, nil
+}
+
+// Channel returns the name of the channel that Append notifies. To follow
+// tasks from another connection, LISTEN to it quoted as an identifier
+// (pgx.Identifier{ch}.Sanitize()); each notification's payload is the
+// task id, a colon and the seq of the last event appended, for example
+// "task-1:3" (task ids may contain colons: split at the last one).
+// Notifications are sent when the Append commits. Read Events to get what
+// was appended.
+func (s *Store) Channel() string { return s.channel }
+
+// Schema returns the schema that holds the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// Close stops the heartbeat, removes the store's runner registration (its
+// tasks become orphans for other processes at once) and closes the pool if
+// Open made it. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.stop()
+		<-s.done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, s.q.deleteRunner, s.self.ID); err != nil {
+			s.closeErr = fmt.Errorf("postgres: removing runner %s: %w", s.self.ID, err)
+		}
+		if s.ownsPool {
+			s.pool.Close()
+		}
+	})
+	return s.closeErr
+}
+
+// Check reports whether the database answers and holds the schema version
+// this package expects. It is cheap enough for a health check.
+func (s *Store) Check(ctx context.Context) error {
+	v, err := currentVersion(ctx, s.pool, s.schema)
+	if err != nil {
+		return err
+	}
+	if v != SchemaVersion {
+		return fmt.Errorf("postgres: schema %q is at version %d, want %d", s.schema, v, SchemaVersion)
+	}
+	return nil
+}
+
+// queries are the store's SQL statements, with table names qualified by
+// the schema.
+type queries struct {
+	tasks string // the qualified name of the tasks table, for List
+
+	create, append, seqOf, get, events               string
+	putPush, getPush, listPush, deletePush           string
+	upsertRunner, deleteRunner, runnersNow, reapDead string
+	orphans, expire, getSecret, insertSecret         string
+}
+
+func newQueries(schema string) queries {
+	r := strings.NewReplacer(
+		"{tasks}", schema+".tasks",
+		"{events}", schema+".events",
+		"{push_configs}", schema+".push_configs",
+		"{runners}", schema+".runners",
+		"{secrets}", schema+".secrets",
+	)
+	return queries{
+		tasks: schema + ".tasks",
+
+		// Creation: the task row if its id is free anywhere, then its
+		// events, then the notification, in one statement (and so one
+		// transaction). The SELECT returns one row on success.
+		create: r.Replace(`WITH t AS (
+	INSERT INTO {tasks} (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (id) DO NOTHING
+	RETURNING id
+), e AS (
+	INSERT INTO {events} (task_id, seq, payload)
+	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($10::bigint[], $11::bytea[]) AS x(seq, payload)
+)
+SELECT pg_notify($12, $13) FROM t`),
+
+		// Append: the task row moves from seq $4 to $7 only if it is in
+		// scope and still at $4 (a concurrent writer that committed
+		// first makes it match nothing), then the events and the
+		// notification.
+		append: r.Replace(`WITH t AS (
+	UPDATE {tasks} SET context_id = $5, state = $6, status_ts = $7, seq = $8, runner = $9, snapshot = $10
+	WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4
+	RETURNING id
+), e AS (
+	INSERT INTO {events} (task_id, seq, payload)
+	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($11::bigint[], $12::bytea[]) AS x(seq, payload)
+)
+SELECT pg_notify($13, $14) FROM t`),
+
+		seqOf: r.Replace(`SELECT seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`),
+		get:   r.Replace(`SELECT snapshot, seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`),
+		// One row with a NULL seq when the task exists but has no events
+		// after $4; no row when it does not exist in scope.
+		events: r.Replace(`SELECT e.seq, e.payload FROM {tasks} t
+	LEFT JOIN {events} e ON e.task_id = t.id AND e.seq > $4
+	WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3
+	ORDER BY e.seq`),
+
+		// FOR KEY SHARE holds off a concurrent Expire of the task until the
+		// config is in (and then deletes it too), or makes the insert see
+		// the task gone.
+		putPush: r.Replace(`INSERT INTO {push_configs} (task_id, id, tenant, owner, config)
+	SELECT t.id, $4, t.tenant, t.owner, $5 FROM {tasks} t
+	WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3
+	FOR KEY SHARE
+	ON CONFLICT (task_id, id) DO UPDATE SET config = EXCLUDED.config`),
+		getPush: r.Replace(`SELECT config FROM {push_configs} WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4`),
+		// One row with a NULL config when the task has none to return.
+		listPush: r.Replace(`SELECT p.config FROM {tasks} t
+	LEFT JOIN LATERAL (
+		SELECT id, config FROM {push_configs}
+		WHERE task_id = t.id AND tenant = t.tenant AND owner = t.owner AND id > $4
+		ORDER BY id LIMIT $5
+	) p ON true
+	WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3
+	ORDER BY p.id`),
+		deletePush: r.Replace(`WITH t AS (
+	SELECT id FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3
+), d AS (
+	DELETE FROM {push_configs} WHERE task_id IN (SELECT id FROM t) AND id = $4
+)
+SELECT count(*) FROM t`),
+
+		// Heartbeats use the database's clock, so that hosts whose
+		// clocks disagree still agree on who is alive.
+		upsertRunner: r.Replace(`INSERT INTO {runners} (id, host, pid, heartbeat)
+	VALUES ($1, $2, $3, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+	ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat`),
+		deleteRunner: r.Replace(`DELETE FROM {runners} WHERE id = $1`),
+		runnersNow: r.Replace(`SELECT id, host, pid, heartbeat, (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+	FROM {runners}`),
+		// A runner that renewed its heartbeat since it was judged dead
+		// stays.
+		reapDead: r.Replace(`DELETE FROM {runners} r USING unnest($1::text[], $2::bigint[]) AS d(id, heartbeat)
+	WHERE r.id = d.id AND r.heartbeat = d.heartbeat`),
+		orphans: r.Replace(`SELECT tenant, owner, id FROM {tasks} t
+	WHERE state = ANY($1) AND runner <> $2
+	AND NOT EXISTS (SELECT 1 FROM {runners} r WHERE r.id = t.runner)
+	ORDER BY status_ts, id
+	LIMIT $3`),
+		// Tasks being appended to are skipped rather than waited for:
+		// they are about to change.
+		expire: r.Replace(`WITH v AS (
+	DELETE FROM {tasks} WHERE id IN (
+		SELECT id FROM {tasks} WHERE state = ANY($1) AND status_ts < $2
+		ORDER BY status_ts, id
+		LIMIT $3
+		FOR UPDATE SKIP LOCKED
+	)
+	RETURNING id
+), e AS (
+	DELETE FROM {events} WHERE task_id IN (SELECT id FROM v)
+), p AS (
+	DELETE FROM {push_configs} WHERE task_id IN (SELECT id FROM v)
+)
+SELECT count(*) FROM v`),
+		getSecret:    r.Replace(`SELECT value FROM {secrets} WHERE name = $1`),
+		insertSecret: r.Replace(`INSERT INTO {secrets} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
+	}
+}

@@ -1,0 +1,86 @@
+// Package sqlite is a [store.Store] in a SQLite file, through the pure Go
+// driver modernc.org/sqlite (no cgo): tasks survive restarts with nothing
+// to set up but a path.
+//
+// # Opening
+//
+//	s, err := sqlite.Open(ctx, "/var/lib/a2a/tasks.db", sqlite.Options{})
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//
+// The file is created if missing; its directory must exist. Open creates
+// the schema or migrates it to [SchemaVersion]: migrations are SQL files
+// embedded in the package, each applied in a BEGIN IMMEDIATE transaction
+// that re-reads the version, so several processes may open a new file at
+// once. A file migrated by a newer release is refused. [Store.Check] runs
+// SQLite's integrity check.
+//
+// # Durability
+//
+// The database is in WAL mode. When Append (or any other write) returns
+// nil, its transaction has committed, and:
+//
+//   - with [ProcessCrash] (the default, synchronous=NORMAL), it survives
+//     the crash of the process; a power loss or an operating system crash
+//     may lose the last commits, never the database's consistency;
+//   - with [PowerLoss] (synchronous=FULL), it also survives power loss:
+//     each commit waits for the log to reach the disk.
+//
+// A failed write changes nothing. Each write made with a context that ends
+// while it waits its turn returns the context's error and is not applied;
+// once its turn has come, it is applied or not as if the context were
+// still alive, and its outcome is returned.
+//
+// # Concurrency: one writer, group commit
+//
+// SQLite lets one connection write at a time. The store has one writer
+// connection, used by one goroutine, and a pool of read-only connections
+// that WAL lets read while it writes. Reads (Get, Events, List, the push
+// config reads) each see one consistent snapshot of the database.
+//
+// Writes (Append, PutPushConfig, DeletePushConfig, heartbeats, Expire)
+// are requests to the writer goroutine. It takes the first one, then all
+// that are waiting (up to [Options.MaxBatch]), runs each in a savepoint of
+// one transaction (one failing, for example with ErrConflict, undoes only
+// itself) and commits once: under load, many writes share one commit and
+// its sync. [Store.Stats] counts writes and commits.
+//
+// Several stores may open the same file, in one process or in several on
+// one host (not on a network file system: WAL needs shared memory). Their
+// writers take turns, each waiting up to 10 s for the lock.
+//
+// # Schema
+//
+// Schema version 1 has these tables (see migrations/0001_init.sql):
+//
+//   - schema_migrations(version, applied_at): the migrations applied.
+//   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
+//     snapshot): one row per task; snapshot is the task's JSON, status_ts
+//     its status timestamp in unix milliseconds, seq the last event's
+//     number, runner the store that appended it. Four indexes on (tenant,
+//     owner, [context_id], [state], status_ts, id) make every ListTasks
+//     filter, and its count, a keyset range scan; (state, status_ts) serves
+//     Orphans and Expire.
+//   - events(task_id, seq, payload): the logs, numbered per task from 1
+//     without gaps, payload being the JSON of an a2a.StreamResponse.
+//     Without rowid, a task's events are stored together, in order.
+//   - push_configs(task_id, id, tenant, owner, config): webhook configs,
+//     with their task's scope.
+//   - runners(id, host, pid, heartbeat): the open stores (see Orphans).
+//   - secrets(name, value): keys shared by every process, such as the one
+//     that signs page tokens.
+//
+// Every query filters on tenant and owner: a task in another scope is
+// reported missing, exactly like one that does not exist. Task ids are
+// unique across scopes.
+//
+// # Crash recovery
+//
+// Each open store registers a runner (host, process id, heartbeat) and
+// renews its heartbeat every LeaseTTL/3; Close removes it. [Store.Orphans]
+// reports the unfinished tasks whose last writer is gone: its heartbeat
+// expired, or it ran on this host and its process exited. [Store.Expire]
+// deletes old finished tasks.
+package sqlite

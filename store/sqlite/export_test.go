@@ -1,0 +1,49 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/goa2a/a2a/store"
+)
+
+// Crash simulates the death of the store's process: the heartbeat stops
+// and the connections close, but the runner row stays behind, as after
+// kill -9. Close does nothing afterwards.
+func (s *Store) Crash() {
+	s.closeOnce.Do(func() {
+		s.stopHeartbeat()
+		<-s.heartbeatDone
+		close(s.closing)
+		<-s.writerDone
+		s.closeDBs()
+	})
+}
+
+// RunnerID returns the id the store registered as a runner.
+func (s *Store) RunnerID() string { return s.self.ID }
+
+// ListSQL returns the statements List runs for q, and their arguments.
+func ListSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []any, count string, countArgs []any) {
+	return listSQL(scope, q)
+}
+
+// QueryPlan returns the details of SQLite's EXPLAIN QUERY PLAN for query.
+func (s *Store) QueryPlan(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.rdb.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var (
+			id, parent, unused int
+			detail             string
+		)
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}

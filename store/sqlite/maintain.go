@@ -1,0 +1,221 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/lease"
+	"github.com/goa2a/a2a/store"
+)
+
+// heartbeat registers the store's runner, or renews its heartbeat. It
+// re-inserts a row that another store removed after judging this one dead
+// (after a long pause), so that the store's later tasks are not orphans.
+func (s *Store) heartbeat(ctx context.Context) error {
+	err := s.write(ctx, false, func(w *wtx) error {
+		_, err := w.exec(s.ws.upsertRunner, s.self.ID, s.self.Host, int64(s.self.PID), time.Now().UnixMilli())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: registering runner %s in %s: %w", s.self.ID, s.path, err)
+	}
+	return nil
+}
+
+// renew renews the heartbeat every TTL/3 until ctx is done.
+func (s *Store) renew(ctx context.Context) {
+	defer close(s.heartbeatDone)
+	tick := time.NewTicker(s.ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, s.ttl/3)
+		err := s.heartbeat(hctx)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("heartbeat failed; other processes may take this store's tasks for orphans", "runner", s.self.ID, "err", err)
+		}
+	}
+}
+
+// Orphans implements [store.Maintainer]. It first removes the runners that
+// [lease.Dead] says are gone, then returns the tasks in states whose last
+// writer is not a registered runner, oldest status first. Heartbeats are
+// unix times of the clocks of the hosts that share the file.
+func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) ([]store.TaskRef, error) {
+	if limit < 1 || len(states) == 0 {
+		return nil, ctx.Err()
+	}
+	type seen struct {
+		id        string
+		heartbeat int64
+	}
+	var dead []seen
+	rows, err := s.rs.runners.QueryContext(ctx)
+	if err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: reading runners: %w", err))
+	}
+	now := time.Now()
+	for rows.Next() {
+		var (
+			r  lease.Runner
+			hb int64
+		)
+		if err := rows.Scan(&r.ID, &r.Host, &r.PID, &hb); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: reading runners: %w", err)
+		}
+		if lease.Dead(r, time.UnixMilli(hb), s.self, s.ttl, now) {
+			dead = append(dead, seen{r.ID, hb})
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: reading runners: %w", err))
+	}
+	if len(dead) > 0 {
+		err := s.write(ctx, false, func(w *wtx) error {
+			for _, d := range dead {
+				if _, err := w.exec(s.ws.reapRunner, d.id, d.heartbeat); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: removing dead runners: %w", err)
+		}
+	}
+
+	st, err := s.readStmt(ctx, `SELECT tenant, owner, id FROM tasks
+	WHERE state IN (`+placeholders(len(states))+`) AND runner <> ?
+	AND runner NOT IN (SELECT id FROM runners)
+	ORDER BY status_ts, id
+	LIMIT ?`)
+	if err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: finding orphans: %w", err))
+	}
+	args := append(stateArgs(states), s.self.ID, limit)
+	rows, err = st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: finding orphans: %w", err))
+	}
+	defer rows.Close()
+	var refs []store.TaskRef
+	for rows.Next() {
+		var ref store.TaskRef
+		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID); err != nil {
+			return nil, fmt.Errorf("sqlite: finding orphans: %w", err)
+		}
+		refs = append(refs, ref)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: finding orphans: %w", err))
+	}
+	return refs, nil
+}
+
+// Expire implements [store.Maintainer]. It picks and deletes the tasks in
+// one write transaction.
+func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (int, error) {
+	if limit < 1 || len(states) == 0 {
+		return 0, ctx.Err()
+	}
+	query := `SELECT id FROM tasks WHERE state IN (` + placeholders(len(states)) + `) AND status_ts < ?
+	ORDER BY status_ts, id
+	LIMIT ?`
+	// status_ts < cutoff, with status_ts in whole milliseconds.
+	args := append(stateArgs(states), ceilMilli(cutoff), limit)
+	var n int
+	err := s.write(ctx, false, func(w *wtx) error {
+		n = 0
+		rows, err := w.query(query, args...)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			for _, st := range []*sql.Stmt{s.ws.deleteTask, s.ws.deleteEvents, s.ws.deletePushes} {
+				if _, err := w.exec(st, id); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: expiring tasks: %w", err)
+	}
+	return n, nil
+}
+
+// placeholders returns n comma-separated question marks.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func stateArgs(states []a2a.TaskState) []any {
+	args := make([]any, len(states), len(states)+2)
+	for i, st := range states {
+		args[i] = int64(st)
+	}
+	return args
+}
+
+// Secret implements [store.Secrets]. The first caller anywhere inserts 32
+// random bytes; everyone then reads the row that won. A secret never
+// changes, so the store keeps it once read.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	s.secretsMu.Lock()
+	defer s.secretsMu.Unlock()
+	if b, ok := s.secrets[name]; ok {
+		return b, nil
+	}
+	var b []byte
+	err := s.rs.getSecret.QueryRowContext(ctx, name).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		fresh := make([]byte, 32)
+		rand.Read(fresh)
+		err = s.write(ctx, false, func(w *wtx) error {
+			_, err := w.exec(s.ws.insertSecret, name, fresh)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: creating secret %q: %w", name, err)
+		}
+		// The insert has committed: a new read sees it, or the row of
+		// another process that inserted first.
+		err = s.rs.getSecret.QueryRowContext(ctx, name).Scan(&b)
+	}
+	if err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: reading secret %q: %w", name, err))
+	}
+	if s.secrets == nil {
+		s.secrets = make(map[string][]byte)
+	}
+	s.secrets[name] = b
+	return b, nil
+}

@@ -1,0 +1,115 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// SchemaVersion is the schema version this package creates and expects:
+// the number of embedded migrations. Open refuses a database whose schema
+// is newer.
+const SchemaVersion = 1
+
+// migration is one embedded SQL file.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in order. Their versions must
+// be 1, 2, 3, ...: a gap is a packaging mistake.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: reading migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("sqlite: migration %s: name must start with a version number", e.Name())
+		}
+		if v != len(ms)+1 {
+			return nil, fmt.Errorf("sqlite: migration %s has version %d, want %d", e.Name(), v, len(ms)+1)
+		}
+		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: reading migration %s: %w", e.Name(), err)
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	if len(ms) != SchemaVersion {
+		return nil, fmt.Errorf("sqlite: %d migrations embedded, but SchemaVersion is %d", len(ms), SchemaVersion)
+	}
+	return ms, nil
+}
+
+// migrate brings the database of db, the writer pool, up to SchemaVersion.
+// Each migration runs in its own BEGIN IMMEDIATE transaction, which waits
+// (up to the busy timeout) for any other process migrating the same file,
+// and reads the version again inside it, so that processes starting
+// together apply each migration once.
+func migrate(ctx context.Context, db *sql.DB, file string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	for {
+		v, err := migrateStep(ctx, db, file, ms)
+		if err != nil {
+			return err
+		}
+		if v == len(ms) {
+			return nil
+		}
+	}
+}
+
+// migrateStep applies the next migration, if any, and returns the version
+// the database is at afterwards.
+func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration) (int, error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer DSN sets _txlock
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: migrating %s: %w", file, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER NOT NULL PRIMARY KEY,
+		applied_at INTEGER NOT NULL -- unix milliseconds
+	) STRICT`); err != nil {
+		return 0, fmt.Errorf("sqlite: migrating %s: creating schema_migrations: %w", file, err)
+	}
+	var v int
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(version), 0) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("sqlite: migrating %s: reading the schema version: %w", file, err)
+	}
+	if v > len(ms) {
+		return 0, fmt.Errorf("sqlite: %s has schema version %d, newer than version %d that this build knows; upgrade the program or use another file", file, v, SchemaVersion)
+	}
+	if v == len(ms) {
+		return v, nil // nothing to do; the rollback ends the transaction
+	}
+	m := ms[v]
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return 0, fmt.Errorf("sqlite: applying migration %s to %s: %w", m.name, file, err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", m.version, time.Now().UnixMilli()); err != nil {
+		return 0, fmt.Errorf("sqlite: recording migration %s in %s: %w", m.name, file, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("sqlite: migrating %s: %w", file, err)
+	}
+	return m.version, nil
+}

@@ -1,0 +1,453 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/goa2a/a2a/internal/lease"
+	"github.com/goa2a/a2a/store"
+)
+
+// Durability says which failures a committed write survives.
+type Durability int
+
+const (
+	// ProcessCrash, the default, survives the crash of the process (kill
+	// -9, a panic) but may lose the last commits if the machine loses
+	// power or the operating system crashes: the database stays
+	// consistent, it only goes back in time a little. The write-ahead log
+	// is synced at checkpoints, not at every commit (synchronous=NORMAL).
+	ProcessCrash Durability = iota
+	// PowerLoss also survives power loss: every commit waits for the
+	// write-ahead log to reach the disk (synchronous=FULL). Commits cost a
+	// sync each; group commit shares one among concurrent writes.
+	PowerLoss
+)
+
+// String returns the name of the constant.
+func (d Durability) String() string {
+	switch d {
+	case ProcessCrash:
+		return "ProcessCrash"
+	case PowerLoss:
+		return "PowerLoss"
+	}
+	return fmt.Sprintf("Durability(%d)", int(d))
+}
+
+// synchronous returns the value of PRAGMA synchronous for d.
+func (d Durability) synchronous() (string, error) {
+	switch d {
+	case ProcessCrash:
+		return "NORMAL", nil
+	case PowerLoss:
+		return "FULL", nil
+	}
+	return "", fmt.Errorf("sqlite: unknown durability %v", d)
+}
+
+// DefaultMaxBatch is how many write requests one transaction takes at most
+// when Options.MaxBatch is zero.
+const DefaultMaxBatch = 256
+
+// busyTimeout is how long a connection waits for a lock another process
+// (or, at Open, another store) holds, before it fails with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// Options configure a Store. The zero value is usable.
+type Options struct {
+	// Durability says which failures a committed write survives. The
+	// default is ProcessCrash.
+	Durability Durability
+	// LeaseTTL is how long the store's heartbeat stays valid for other
+	// processes (see Orphans); the store renews it every LeaseTTL/3. Zero
+	// means lease.DefaultTTL (30 s).
+	LeaseTTL time.Duration
+	// MaxBatch is the most write requests (Appends, push config changes)
+	// that one transaction commits together. Zero means DefaultMaxBatch;
+	// 1 turns group commit off.
+	MaxBatch int
+	// Logger receives the failures of background work (heartbeats). Nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Stats are counters of a Store's writes since it opened.
+type Stats struct {
+	// Appends counts the Append calls that committed.
+	Appends int64
+	// Writes counts the write requests that ran in a transaction
+	// (Appends, push config changes, heartbeats, maintenance), whether
+	// they succeeded or failed, such as an Append that conflicted.
+	Writes int64
+	// Commits counts the write transactions committed. With group
+	// commit, under concurrent writes, it grows slower than Writes.
+	Commits int64
+}
+
+// Store is a [store.Store], [store.Maintainer] and [store.Secrets] in a
+// SQLite file. It is safe for concurrent use; call Close when done.
+type Store struct {
+	path     string
+	wdb      *sql.DB // one connection, used by the writer goroutine alone
+	rdb      *sql.DB // read-only connections for queries
+	ws       writeStmts
+	rs       readStmts
+	self     lease.Runner
+	ttl      time.Duration
+	maxBatch int
+	log      *slog.Logger
+
+	reqs       chan *request // unbuffered: waiting senders are the queue
+	closing    chan struct{} // closed when the store starts closing
+	writerDone chan struct{} // closed when the writer has returned
+
+	stopHeartbeat context.CancelFunc
+	heartbeatDone chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+
+	appends, writes, commits atomic.Int64
+
+	cacheMu sync.Mutex
+	cache   map[string]*sql.Stmt // reader statements built at run time
+
+	secretsMu sync.Mutex
+	secrets   map[string][]byte // secrets never change once made
+}
+
+var (
+	_ store.Store      = (*Store)(nil)
+	_ store.Maintainer = (*Store)(nil)
+	_ store.Secrets    = (*Store)(nil)
+)
+
+// Open opens the SQLite database at path, creating the file if it does not
+// exist (its directory must), creates or migrates its schema to
+// [SchemaVersion], and registers the store as a runner (see Orphans).
+// Several stores, in one process or several, may open the same file at
+// once; writes then take turns, waiting up to 10 s for each other.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	syncMode, err := opts.Durability.synchronous()
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxBatch < 0 {
+		return nil, fmt.Errorf("sqlite: negative MaxBatch %d", opts.MaxBatch)
+	}
+	if opts.LeaseTTL < 0 {
+		return nil, fmt.Errorf("sqlite: negative LeaseTTL %v", opts.LeaseTTL)
+	}
+	s := &Store{
+		path:          path,
+		self:          lease.Self(),
+		ttl:           cmp.Or(opts.LeaseTTL, lease.DefaultTTL),
+		maxBatch:      cmp.Or(opts.MaxBatch, DefaultMaxBatch),
+		log:           opts.Logger,
+		reqs:          make(chan *request),
+		closing:       make(chan struct{}),
+		writerDone:    make(chan struct{}),
+		heartbeatDone: make(chan struct{}),
+		cache:         make(map[string]*sql.Stmt),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("store", "sqlite", "path", path)
+	if err := s.open(ctx, syncMode); err != nil {
+		s.closeDBs()
+		return nil, err
+	}
+	go s.writer()
+	if err := s.heartbeat(ctx); err != nil {
+		close(s.closing)
+		<-s.writerDone
+		s.closeDBs()
+		return nil, err
+	}
+	hctx, stop := context.WithCancel(context.Background())
+	s.stopHeartbeat = stop
+	go s.renew(hctx)
+	return s, nil
+}
+
+// checkPath reports why path cannot name a database file, if it cannot.
+func checkPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("sqlite: empty database path")
+	case path == ":memory:" || strings.HasPrefix(path, "file:"):
+		return fmt.Errorf("sqlite: %q is not a file path; the store needs a file that its connections share", path)
+	case strings.ContainsRune(path, '?'):
+		return fmt.Errorf("sqlite: database path %q contains '?'", path)
+	}
+	dir := filepath.Dir(path)
+	di, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: database path %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("sqlite: database path %s: %w", path, err)
+	case !di.IsDir():
+		return fmt.Errorf("sqlite: database path %s: %s is not a directory", path, dir)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("sqlite: database path %s is a directory", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sqlite: database path %s: %w", path, err)
+	}
+	return nil
+}
+
+// open opens both pools, migrates the schema and prepares the statements.
+func (s *Store) open(ctx context.Context, syncMode string) error {
+	ms := fmt.Sprint(busyTimeout.Milliseconds())
+	var err error
+	s.wdb, err = sql.Open("sqlite", s.path+"?"+url.Values{
+		"_pragma": {"busy_timeout(" + ms + ")", "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(memory)"},
+		"_txlock": {"immediate"},
+	}.Encode())
+	if err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	// One connection, kept for the life of the store, so that its
+	// prepared statements stay prepared.
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetMaxIdleConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.wdb.SetConnMaxIdleTime(0)
+	if err := s.wdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	if err := migrate(ctx, s.wdb, s.path); err != nil {
+		return err
+	}
+
+	// Readers. WAL lets them read while the writer writes; query_only
+	// makes sure they never do.
+	s.rdb, err = sql.Open("sqlite", s.path+"?"+url.Values{
+		"_pragma": {"busy_timeout(" + ms + ")", "query_only(1)", "synchronous(" + syncMode + ")"},
+	}.Encode())
+	if err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	s.rdb.SetMaxOpenConns(n)
+	s.rdb.SetMaxIdleConns(n)
+	s.rdb.SetConnMaxLifetime(0)
+	s.rdb.SetConnMaxIdleTime(0)
+	if err := s.rdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s for reading: %w", s.path, err)
+	}
+	if err := s.ws.prepare(ctx, s.wdb); err != nil {
+		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
+	}
+	if err := s.rs.prepare(ctx, s.rdb); err != nil {
+		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// closeDBs closes the pools, those that are open.
+func (s *Store) closeDBs() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.rdb, s.wdb} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path returns the path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the heartbeat, removes the store's runner registration (its
+// unfinished tasks become orphans for other stores at once), lets the
+// writes already queued finish, and closes the database. Operations after
+// Close return ErrClosed. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.stopHeartbeat()
+		<-s.heartbeatDone
+		ctx, cancel := context.WithTimeout(context.Background(), busyTimeout)
+		defer cancel()
+		err := s.write(ctx, false, func(w *wtx) error {
+			_, err := w.exec(s.ws.deleteRunner, s.self.ID)
+			return err
+		})
+		if err != nil {
+			err = fmt.Errorf("sqlite: removing runner %s from %s: %w", s.self.ID, s.path, err)
+		}
+		close(s.closing)
+		<-s.writerDone
+		s.closeErr = errors.Join(err, s.closeDBs())
+	})
+	return s.closeErr
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Appends: s.appends.Load(), Writes: s.writes.Load(), Commits: s.commits.Load()}
+}
+
+// Check runs SQLite's integrity check on the whole database, which reads
+// every page: it suits a check after a crash or a restore, not a frequent
+// health probe on a large database. It returns nil if the database is
+// sound.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.rdb.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("sqlite: checking %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("sqlite: checking %s: %w", s.path, err)
+		}
+		problems = append(problems, line)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: checking %s: %w", s.path, err)
+	}
+	if len(problems) != 1 || problems[0] != "ok" {
+		return fmt.Errorf("sqlite: %s is damaged: %s", s.path, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// readStmt returns a prepared reader statement for query, preparing it on
+// first use. It serves the statements built at run time, whose number is
+// bounded (one per combination of List filters, one per count of states).
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if st, ok := s.cache[query]; ok {
+		return st, nil
+	}
+	st, err := s.rdb.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.cache[query] = st
+	return st, nil
+}
+
+// writeStmts are the writer connection's prepared statements.
+type writeStmts struct {
+	savepoint, release, rollbackTo *sql.Stmt
+
+	createTask, updateTask, seqOf, insertEvent *sql.Stmt
+	putPush, deletePush, taskInScope           *sql.Stmt
+	deleteTask, deleteEvents, deletePushes     *sql.Stmt
+	upsertRunner, deleteRunner, reapRunner     *sql.Stmt
+	insertSecret                               *sql.Stmt
+}
+
+func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
+	return prepareAll(ctx, db, []stmtDef{
+		{&ws.savepoint, "SAVEPOINT request"},
+		{&ws.release, "RELEASE request"},
+		{&ws.rollbackTo, "ROLLBACK TO request"},
+
+		{&ws.createTask, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO NOTHING`},
+		// The task moves on only if it is in scope and still at the seq
+		// the caller read.
+		{&ws.updateTask, `UPDATE tasks SET context_id = ?, state = ?, status_ts = ?, seq = ?, runner = ?, snapshot = ?
+	WHERE id = ? AND tenant = ? AND owner = ? AND seq = ?`},
+		{&ws.seqOf, `SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		{&ws.insertEvent, `INSERT INTO events (task_id, seq, payload) VALUES (?, ?, ?)`},
+
+		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config)
+	SELECT id, ?, tenant, owner, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+	ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config`},
+		{&ws.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
+		{&ws.taskInScope, `SELECT count(*) FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+
+		{&ws.deleteTask, `DELETE FROM tasks WHERE id = ?`},
+		{&ws.deleteEvents, `DELETE FROM events WHERE task_id = ?`},
+		{&ws.deletePushes, `DELETE FROM push_configs WHERE task_id = ?`},
+
+		{&ws.upsertRunner, `INSERT INTO runners (id, host, pid, heartbeat) VALUES (?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET heartbeat = excluded.heartbeat`},
+		{&ws.deleteRunner, `DELETE FROM runners WHERE id = ?`},
+		// A runner that renewed its heartbeat since it was judged dead
+		// stays.
+		{&ws.reapRunner, `DELETE FROM runners WHERE id = ? AND heartbeat = ?`},
+		{&ws.insertSecret, `INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`},
+	})
+}
+
+// readStmts are the reader pool's prepared statements; database/sql
+// prepares each on every connection that runs it.
+type readStmts struct {
+	get, events, getPush, listPush, runners, getSecret *sql.Stmt
+}
+
+func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	return prepareAll(ctx, db, []stmtDef{
+		{&rs.get, `SELECT snapshot, seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		// One row with a NULL seq when the task exists but has no events
+		// after the one asked for; no row when it does not exist in
+		// scope. One statement reads one snapshot of the database.
+		{&rs.events, `SELECT e.seq, e.payload FROM tasks t
+	LEFT JOIN events e ON e.task_id = t.id AND e.seq > ?
+	WHERE t.id = ? AND t.tenant = ? AND t.owner = ?
+	ORDER BY e.seq`},
+		{&rs.getPush, `SELECT config FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
+		// One row with a NULL config when the task has none to return.
+		// LIMIT -1 is no limit.
+		{&rs.listPush, `SELECT p.config FROM tasks t
+	LEFT JOIN push_configs p ON p.task_id = t.id AND p.tenant = t.tenant AND p.owner = t.owner AND p.id > ?
+	WHERE t.id = ? AND t.tenant = ? AND t.owner = ?
+	ORDER BY p.id
+	LIMIT ?`},
+		{&rs.runners, `SELECT id, host, pid, heartbeat FROM runners`},
+		{&rs.getSecret, `SELECT value FROM secrets WHERE name = ?`},
+	})
+}
+
+type stmtDef struct {
+	dst   **sql.Stmt
+	query string
+}
+
+func prepareAll(ctx context.Context, db *sql.DB, defs []stmtDef) error {
+	for _, d := range defs {
+		st, err := db.PrepareContext(ctx, d.query)
+		if err != nil {
+			first, _, _ := strings.Cut(d.query, "\n")
+			return fmt.Errorf("%q: %w", first, err)
+		}
+		*d.dst = st
+	}
+	return nil
+}

@@ -159,6 +159,17 @@ type Secrets interface {
 	Secret(ctx context.Context, name string) ([]byte, error)
 }
 
+// Importer is implemented by stores that can create many tasks at once,
+// far faster than one Append each: to move tasks from one store to
+// another, or to fill a store for a benchmark.
+type Importer interface {
+	// Import creates every task in scope, each with a log of one event
+	// (Seq 1, the task itself), exactly as Append with after 0 would.
+	// It is all or nothing: if any id exists in any scope, or appears
+	// twice in tasks, Import returns ErrConflict and creates none.
+	Import(ctx context.Context, scope Scope, tasks []*a2a.Task) error
+}
+
 // Before reports whether task t sorts before cursor c in the ListTasks
 // order (newer first, then greater id first), that is, whether t belongs
 // to an earlier page than the position c.

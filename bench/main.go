@@ -79,6 +79,9 @@ type report struct {
 	Pass     *bool   `json:"pass,omitempty"`
 	// Ratios has the median throughput over bare's of every other target.
 	Ratios map[string]float64 `json:"ratios,omitempty"`
+	// VsMemory has the median throughput of each durable target over
+	// goa2a's (the memory store) of the same run.
+	VsMemory map[string]float64 `json:"vs_memory,omitempty"`
 }
 
 func main() {
@@ -88,11 +91,12 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "warmup per target, not measured")
 		rounds      = flag.Int("rounds", 1, "run every target this many times, alternating, with fresh servers each round; the summary takes the median")
 		asJSON      = flag.Bool("json", false, "print a JSON report instead of a table")
-		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget")
+		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres")
 		text        = flag.String("text", "hello, agent", "text of every message")
 		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator) to `file`")
 		memprofile  = flag.String("memprofile", "", "write an allocation profile of the whole process to `file` at the end")
 	)
+	flag.StringVar(&postgresDSN, "postgres", postgresDSN, "PostgreSQL `DSN` of the goa2a-postgres target (a fresh schema is made and dropped)")
 	flag.Parse()
 	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -c and -rounds must be at least 1, -d positive and -warmup not negative")
@@ -122,15 +126,17 @@ type options struct {
 }
 
 var starts = map[string]func() (*testServer, error){
-	"bare":         startBare,
-	"goa2a":        startGoa2a,
-	"goa2a-forget": startGoa2aForget,
+	"bare":           startBare,
+	"goa2a":          startGoa2a,
+	"goa2a-forget":   startGoa2aForget,
+	"goa2a-sqlite":   startGoa2aSQLite,
+	"goa2a-postgres": startGoa2aPostgres,
 }
 
 func run(o options) error {
 	for _, name := range o.targets {
 		if _, ok := starts[name]; !ok {
-			return fmt.Errorf("unknown target %q (want bare, goa2a or goa2a-forget)", name)
+			return fmt.Errorf("unknown target %q (want bare, goa2a, goa2a-forget, goa2a-sqlite or goa2a-postgres)", name)
 		}
 	}
 	rep := report{
@@ -275,6 +281,16 @@ func summarize(rep *report, failed bool) {
 		median[name] = m
 		rep.Summary = append(rep.Summary, m)
 	}
+	if mem, ok := median["goa2a"]; ok && mem.Throughput > 0 {
+		for _, name := range []string{"goa2a-sqlite", "goa2a-postgres"} {
+			if r, ok := median[name]; ok {
+				if rep.VsMemory == nil {
+					rep.VsMemory = make(map[string]float64)
+				}
+				rep.VsMemory[name] = r.Throughput / mem.Throughput
+			}
+		}
+	}
 	bare, ok := median["bare"]
 	if !ok || bare.Throughput == 0 {
 		return
@@ -350,7 +366,7 @@ func printResults(w io.Writer, rep *report) {
 	fmt.Fprintln(w, " means something else on the machine took CPU, and that round's numbers are suspect)")
 	fmt.Fprintln(w)
 	for _, r := range rep.Results {
-		if r.Target == "goa2a" || r.Target == "goa2a-forget" {
+		if r.Target != "bare" {
 			fmt.Fprintf(w, "round %d %s store: %d tasks kept of %d created (every request sent, warmup and tail included);\n", r.Round, r.Target, r.TasksStored, r.TotalSent)
 			fmt.Fprintf(w, "    heap in use after the run and a GC: %.1f MiB", r.HeapMiB)
 			if r.TasksStored > 0 {
@@ -370,6 +386,11 @@ func printResults(w io.Writer, rep *report) {
 	for _, r := range rep.Summary {
 		if ratio, ok := rep.Ratios[r.Target]; ok && r.Target != "goa2a" {
 			fmt.Fprintf(w, "%s/bare throughput: %.1f%% (diagnostic)\n", r.Target, 100*ratio)
+		}
+	}
+	for _, r := range rep.Summary {
+		if v, ok := rep.VsMemory[r.Target]; ok {
+			fmt.Fprintf(w, "%s/goa2a (memory store) throughput: %.1f%%\n", r.Target, 100*v)
 		}
 	}
 	for _, r := range rep.Results {

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -270,7 +269,7 @@ func startKit(o kitOptions) (*runningKit, error) {
 	if o.dataDir != "" {
 		k.stores = make(map[string]store.Store)
 		for _, name := range []string{"test-runner", "code-reviewer", "deployer"} {
-			st, err := openStore(context.Background(), storeSpec{kind: storeSQLite, arg: filepath.Join(o.dataDir, name+".db")}, storeOptions{})
+			st, err := openStore(context.Background(), storeSpec{kind: storeSQLite}.resolve(o.dataDir, name), storeOptions{})
 			if err != nil {
 				_ = k.close(context.Background())
 				return nil, fmt.Errorf("cannot start the %s: %w", name, err)

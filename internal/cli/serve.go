@@ -163,7 +163,8 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	s.agent = &trackedAgent{agent: agent}
 	s.metrics.agents = s.agent.running
 	s.metrics.ready = s.ready.Load
-	if s.store, err = openStore(context.Background(), cfg.storeSpec, storeOptions{dataDir: cfg.dataDir, durability: cfg.durability, log: s.log}); err != nil {
+	cfg.storeSpec = cfg.storeSpec.resolve(cfg.dataDir, card.Name)
+	if s.store, err = openStore(context.Background(), cfg.storeSpec, storeOptions{durability: cfg.durability, log: s.log}); err != nil {
 		return nil, err
 	}
 	opts := []server.Option{
@@ -251,7 +252,7 @@ func (s *serveRun) run(ctx context.Context) int {
 		opsBase = "http://" + s.opsLn.Addr().String()
 	}
 	fmt.Fprintf(s.stdout, "  health      %s/healthz %s/readyz %s/metrics\n", opsBase, opsBase, opsBase)
-	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe(s.cfg.dataDir))
+	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
 	errc := make(chan error, 1)

@@ -67,9 +67,9 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 		"shutting down (default: served on --addr)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")
 	fs.Var(&cfg.bindings, "bindings", "comma-separated `LIST` of bindings to serve: jsonrpc, rest")
-	fs.StringVar(&cfg.store, "store", storeSQLite, "where tasks are kept: sqlite (a file in --data-dir), sqlite:PATH, postgres:DSN (or a postgres:// URL),\n"+
+	fs.StringVar(&cfg.store, "store", storeSQLite, "where tasks are kept: sqlite (AGENT.db in --data-dir), sqlite:PATH, postgres:DSN (or a postgres:// URL),\n"+
 		"or memory (gone at exit)")
-	fs.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "directory of a2a's own files, such as the default SQLite store (tasks.db)")
+	fs.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "directory of a2a's own files, such as the default SQLite store (AGENT.db, after the agent card's name)")
 	fs.StringVar(&cfg.durability, "durability", "process", "with SQLite: process (a stored update survives a crash of the process) or power (it also\n"+
 		"survives a power cut or an OS crash, at the cost of an fsync per group commit)")
 	fs.DurationVar(&cfg.retention, "retention", 0, "delete finished tasks this long after their last update, such as 720h; 0 keeps them")

@@ -20,6 +20,9 @@ import (
 type storeSpec struct {
 	kind string // "memory", "sqlite" or "postgres"
 	arg  string // the SQLite file (empty: under the data directory) or the PostgreSQL DSN
+	// inDataDir: the SQLite file is the default one, in the data
+	// directory, which is created when missing.
+	inDataDir bool
 }
 
 // Kinds of store.
@@ -57,22 +60,44 @@ func parseStoreSpec(s string) (storeSpec, error) {
 	return storeSpec{}, fmt.Errorf("unknown store %q (want %s)", s, storeUsage)
 }
 
+// resolve returns sp with the SQLite file chosen: when --store names none,
+// NAME.db in the data directory, NAME being the agent's (so that two
+// servers of different agents never share their tasks by default).
+func (sp storeSpec) resolve(dataDir, agent string) storeSpec {
+	if sp.kind == storeSQLite && sp.arg == "" {
+		sp.arg, sp.inDataDir = filepath.Join(dataDir, fileName(agent)+".db"), true
+	}
+	return sp
+}
+
+// fileName makes a file name of an agent's name: lower-case letters,
+// digits, dots and dashes.
+func fileName(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if out == "" {
+		return "tasks"
+	}
+	return out
+}
+
 // describe says where tasks are kept, without a password.
-func (sp storeSpec) describe(dataDir string) string {
+func (sp storeSpec) describe() string {
 	switch sp.kind {
 	case storeSQLite:
-		return "SQLite " + sp.sqlitePath(dataDir)
+		return "SQLite " + sp.arg
 	case storePostgres:
 		return "PostgreSQL " + redactDSN(sp.arg)
 	}
 	return "memory (gone at exit)"
-}
-
-func (sp storeSpec) sqlitePath(dataDir string) string {
-	if sp.arg != "" {
-		return sp.arg
-	}
-	return filepath.Join(dataDir, "tasks.db")
 }
 
 // redactDSN hides a password in a DSN, URL or key=value form.
@@ -115,7 +140,6 @@ func defaultDataDir() string {
 
 // storeOptions are the settings of the durable stores.
 type storeOptions struct {
-	dataDir    string
 	durability string // "process" or "power"
 	log        *slog.Logger
 }
@@ -124,9 +148,9 @@ type storeOptions struct {
 func openStore(ctx context.Context, sp storeSpec, o storeOptions) (store.Store, error) {
 	switch sp.kind {
 	case storeSQLite:
-		path := sp.sqlitePath(o.dataDir)
-		if sp.arg == "" {
-			if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+		path := sp.arg
+		if sp.inDataDir {
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 				return nil, fmt.Errorf("creating the data directory: %w", err)
 			}
 		}

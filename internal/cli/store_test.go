@@ -10,7 +10,7 @@ func TestParseStoreSpec(t *testing.T) {
 		in, kind, arg, describe string
 	}{
 		{"memory", storeMemory, "", "memory (gone at exit)"},
-		{"sqlite", storeSQLite, "", "SQLite " + filepath.Join("/data", "tasks.db")},
+		{"sqlite", storeSQLite, filepath.Join("/data", "test-runner.db"), "SQLite " + filepath.Join("/data", "test-runner.db")},
 		{"sqlite:/var/lib/a2a/x.db", storeSQLite, "/var/lib/a2a/x.db", "SQLite /var/lib/a2a/x.db"},
 		{"postgres:host=/var/run/postgresql dbname=a2a password=s3cret", storePostgres, "host=/var/run/postgresql dbname=a2a password=s3cret", "PostgreSQL host=/var/run/postgresql dbname=a2a password=xxxxx"},
 		{"postgres://a2a:s3cret@db.internal:5432/a2a", storePostgres, "postgres://a2a:s3cret@db.internal:5432/a2a", "PostgreSQL postgres://a2a:xxxxx@db.internal:5432/a2a"},
@@ -22,16 +22,32 @@ func TestParseStoreSpec(t *testing.T) {
 			t.Errorf("%q: %v", tt.in, err)
 			continue
 		}
+		sp = sp.resolve("/data", "test-runner")
 		if sp.kind != tt.kind || sp.arg != tt.arg {
 			t.Errorf("%q = %+v, want kind %q arg %q", tt.in, sp, tt.kind, tt.arg)
 		}
-		if got := sp.describe("/data"); got != tt.describe {
+		if got := sp.describe(); got != tt.describe {
 			t.Errorf("%q describes itself as %q, want %q", tt.in, got, tt.describe)
 		}
 	}
 	for _, bad := range []string{"", "sqlite:", "postgres:", "redis://x", "Memory"} {
 		if _, err := parseStoreSpec(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestFileName(t *testing.T) {
+	for in, want := range map[string]string{
+		"test-runner":       "test-runner",
+		"Echo Agent":        "echo-agent",
+		"../../etc/passwd":  "etc-passwd",
+		"command: sh -c ls": "command-sh-c-ls",
+		"???":               "tasks",
+		"v1.2 agent":        "v1.2-agent",
+	} {
+		if got := fileName(in); got != want {
+			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -34,6 +34,9 @@
 // per task from 1 without gaps; the events table's primary key (task_id,
 // seq) is a second guard against two writers of one seq.
 //
+// [Store.Import] copies many tasks at once (COPY) in one transaction, all
+// or none, and notifies nobody.
+//
 // Reads are single statements too: Get, Events and List each see one
 // consistent snapshot of the database.
 //

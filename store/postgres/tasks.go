@@ -192,20 +192,10 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 // column is the total; its second the snapshots of the page, in order,
 // plus one more if more follow, or a single NULL if the page is empty.
 func (s *Store) listSQL(scope store.Scope, q store.ListQuery) (string, []any) {
-	args := []any{scope.Tenant, scope.Owner}
+	filter, args := listFilter(scope, q)
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
-	}
-	filter := "tenant = $1 AND owner = $2"
-	if q.ContextID != "" {
-		filter += " AND context_id = " + arg(q.ContextID)
-	}
-	if q.Status != a2a.TaskStateUnspecified {
-		filter += " AND state = " + arg(int32(q.Status))
-	}
-	if !q.StatusAfter.IsZero() {
-		filter += " AND status_ts >= " + arg(ceilMilli(q.StatusAfter))
 	}
 	page := filter
 	if c := q.After; c != nil {
@@ -224,6 +214,28 @@ func (s *Store) listSQL(scope store.Scope, q store.ListQuery) (string, []any) {
 		" ORDER BY status_ts DESC, id DESC LIMIT " + limit + ") p ON true" +
 		" ORDER BY p.status_ts DESC, p.id DESC"
 	return sql, args
+}
+
+// listFilter returns the condition on the tasks table that selects the
+// tasks in scope that match the filters of q (not its cursor), and its
+// arguments, numbered from $1.
+func listFilter(scope store.Scope, q store.ListQuery) (string, []any) {
+	args := []any{scope.Tenant, scope.Owner}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	filter := "tenant = $1 AND owner = $2"
+	if q.ContextID != "" {
+		filter += " AND context_id = " + arg(q.ContextID)
+	}
+	if q.Status != a2a.TaskStateUnspecified {
+		filter += " AND state = " + arg(int32(q.Status))
+	}
+	if !q.StatusAfter.IsZero() {
+		filter += " AND status_ts >= " + arg(ceilMilli(q.StatusAfter))
+	}
+	return filter, args
 }
 
 // ceilMilli returns t in unix milliseconds, rounded up.

@@ -40,12 +40,14 @@
 // that WAL lets read while it writes. Reads (Get, Events, List, the push
 // config reads) each see one consistent snapshot of the database.
 //
-// Writes (Append, PutPushConfig, DeletePushConfig, heartbeats, Expire)
-// are requests to the writer goroutine. It takes the first one, then all
-// that are waiting (up to [Options.MaxBatch]), runs each in a savepoint of
-// one transaction (one failing, for example with ErrConflict, undoes only
-// itself) and commits once: under load, many writes share one commit and
-// its sync. [Store.Stats] counts writes and commits.
+// Writes (Append, Import, PutPushConfig, DeletePushConfig, heartbeats,
+// Expire) are requests to the writer goroutine. It takes the first one,
+// then all that are waiting (up to [Options.MaxBatch]), runs each in a
+// savepoint of one transaction (one failing, for example with
+// ErrConflict, undoes only itself) and commits once: under load, many
+// writes share one commit and its sync. [Store.Stats] counts writes and
+// commits. [Store.Import] is one request however many tasks it brings:
+// other writes wait while it runs, a few seconds per 100,000 tasks.
 //
 // Several stores may open the same file, in one process or in several on
 // one host (not on a network file system: WAL needs shared memory). Their

@@ -47,3 +47,16 @@ func (s *Store) QueryPlan(ctx context.Context, query string, args ...any) ([]str
 	}
 	return plan, rows.Err()
 }
+
+// Count runs alone the count that List makes for q's Total, with the
+// same prepared statement, on the reader pool.
+func (s *Store) Count(ctx context.Context, scope store.Scope, q store.ListQuery) (int, error) {
+	_, _, count, args := listSQL(scope, q)
+	st, err := s.readStmt(ctx, count)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = st.QueryRowContext(ctx, args...).Scan(&n)
+	return n, err
+}

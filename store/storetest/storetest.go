@@ -11,6 +11,9 @@
 // built with [a2a.TimestampOf] and so have millisecond precision, which a
 // store must keep. Run the suite with -race: it includes concurrent
 // writers and readers.
+//
+// For stores that implement [store.Importer], [FillForList] fills a store
+// with many tasks fast, and [ListBench] runs a ListTasks benchmark on it.
 package storetest
 
 import (
@@ -73,6 +76,17 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ConcurrentCreate", testConcurrentCreate},
 		{"ConcurrentCreateSameID", testConcurrentCreateSameID},
+
+		// Import, for stores that implement it.
+		{"ImportCreate", testImportCreate},
+		{"ImportList", testImportList},
+		{"ImportConflict", testImportConflict},
+		{"ImportDuplicate", testImportDuplicate},
+		{"ImportEmpty", testImportEmpty},
+		{"ImportThenAppend", testImportThenAppend},
+		{"ImportKeepsInput", testImportKeepsInput},
+		{"ImportMaintain", testImportMaintain},
+		{"ImportFill", testImportFill},
 
 		// Maintenance and secrets, for stores that implement them.
 		{"Expire", testExpire},

@@ -109,7 +109,7 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 		}
 		progress := 0
 		for _, ref := range refs {
-			resumed, err := h.recover(ctx, ref)
+			resumed, err := h.recoverOrphan(ctx, ref)
 			switch {
 			case err != nil:
 				errs = append(errs, err)
@@ -143,8 +143,8 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// recover finishes or resumes one orphaned task.
-func (h *Handler) recover(ctx context.Context, ref store.TaskRef) (resumed bool, err error) {
+// recoverOrphan finishes or resumes one orphaned task.
+func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (resumed bool, err error) {
 	lt, err := h.getLive(ctx, ref.Scope, ref.ID)
 	if err != nil {
 		return false, fmt.Errorf("server: loading orphaned task %s: %w", ref.ID, err)

@@ -12,6 +12,11 @@
 //	}
 //	defer s.Close()
 //
+// A DSN that does not set pool_max_conns gets a pool of 32 connections,
+// not pgxpool's max(4, NumCPU): Appends spend their time waiting for
+// commits, one per connection at a time, so the pool size bounds how many
+// the server can group into one disk flush.
+//
 // [New] does the same on a pgxpool.Pool the caller keeps. Both create the
 // schema and its tables if needed and migrate them to [SchemaVersion]:
 // migrations are SQL files embedded in the package, applied in order, each
@@ -38,7 +43,11 @@
 // or none, and notifies nobody.
 //
 // Reads are single statements too: Get, Events and List each see one
-// consistent snapshot of the database.
+// consistent snapshot of the database. List's total is exact: unfiltered
+// or filtered by state only, it is read from counters kept by every write
+// in its own transaction (see Schema), in time independent of the number
+// of tasks; filtered by context or time, it is a count of the matching
+// tasks, an index range scan.
 //
 // # Following tasks from another process
 //
@@ -53,7 +62,8 @@
 //
 // # Schema
 //
-// Schema version 1 has these tables (see migrations/0001_init.sql):
+// Schema version 2 has these tables (see migrations/0001_init.sql and
+// 0002_task_counts.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
 //   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
@@ -70,6 +80,17 @@
 //   - runners(id, host, pid, heartbeat): the open stores (see Orphans).
 //   - secrets(name, value): keys shared by every process, such as the one
 //     that signs page tokens.
+//   - task_counts(tenant, owner, state, n) and task_count_deltas(tenant,
+//     owner, state, delta): the number of tasks of each scope and state is
+//     n plus the deltas of its scope and state. Creation, a state-changing
+//     Append, Import and Expire insert deltas in the statement or
+//     transaction that changes the tasks; they never update task_counts,
+//     whose rows every write of a scope would otherwise lock in turn until
+//     it commits. A compaction, one statement, folds the deltas into
+//     task_counts when a store opens and every LeaseTTL/3. The migration
+//     to version 2 counts the existing tasks; every process sharing a
+//     schema must run a build that knows version 2 once it is migrated, as
+//     older ones would change tasks without counting them.
 //
 // Every query filters on tenant and owner: a task in another scope is
 // reported missing, exactly like one that does not exist. Task ids are

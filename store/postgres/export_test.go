@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/goa2a/a2a/store"
 )
@@ -30,14 +31,36 @@ func (s *Store) ListSQL(scope store.Scope, q store.ListQuery) (string, []any) {
 	return s.listSQL(scope, q)
 }
 
-// Count runs alone the count that List makes, within its statement, for
-// q's Total.
+// Count runs alone the query that List makes, within its statement, for
+// q's Total: the counters, or a count of the tasks.
 func (s *Store) Count(ctx context.Context, scope store.Scope, q store.ListQuery) (int, error) {
 	filter, args := listFilter(scope, q)
 	var n int
-	err := s.pool.QueryRow(ctx, "SELECT count(*) AS total FROM "+s.q.tasks+" WHERE "+filter, args...).Scan(&n)
+	err := s.pool.QueryRow(ctx, s.totalSQL(q, filter), args...).Scan(&n)
 	return n, err
 }
+
+// CountTasks counts the tasks that match q's filters in the tasks table,
+// never from the counters.
+func (s *Store) CountTasks(ctx context.Context, scope store.Scope, q store.ListQuery) (int, error) {
+	filter, args := listFilter(scope, q)
+	var n int
+	err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+s.q.tasks+" WHERE "+filter, args...).Scan(&n)
+	return n, err
+}
+
+// Compact folds the task count deltas into task_counts now, as the
+// heartbeat does.
+func (s *Store) Compact(ctx context.Context) error { return s.compact(ctx) }
+
+// MigrateTo creates or migrates schema up to version only, as an older
+// build would have left it.
+func MigrateTo(ctx context.Context, pool *pgxpool.Pool, schema string, version int) error {
+	return migrateTo(ctx, pool, schema, version)
+}
+
+// MaxConns returns the size of the store's connection pool.
+func (s *Store) MaxConns() int32 { return s.pool.Config().MaxConns }
 
 // ExplainList runs List's statement for q under EXPLAIN ANALYZE and
 // returns the plan, with the time each node took.

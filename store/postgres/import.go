@@ -28,8 +28,9 @@ var (
 
 // Import implements [store.Importer]. The tasks are encoded first, on
 // every CPU; then one transaction copies them (COPY, in binary, in id
-// order) into the tasks table, and their first events into the events
-// table. An id that exists in any scope breaks the tasks' primary key: the
+// order) into the tasks table, their first events into the events
+// table, and the number of tasks of each state into the counts. An id
+// that exists in any scope breaks the tasks' primary key: the
 // transaction rolls back and Import returns ErrConflict. Of concurrent
 // imports that share ids, one wins and the others conflict. Import sends
 // no notifications on [Store.Channel]: no one can be following a task
@@ -95,10 +96,27 @@ func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a
 	if err != nil {
 		return fmt.Errorf("copying events: %w", err)
 	}
+	states, counts := countStates(tasks)
+	if _, err := tx.Exec(ctx, s.q.insertDeltas, scope.Tenant, scope.Owner, states, counts); err != nil {
+		return fmt.Errorf("counting tasks: %w", err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("committing: %w", err)
 	}
 	return nil
+}
+
+// countStates returns the states of tasks and how many tasks have each.
+func countStates(tasks []*a2a.Task) ([]int32, []int64) {
+	byState := make(map[int32]int64)
+	for _, task := range tasks {
+		byState[int32(task.Status.State)]++
+	}
+	states, counts := make([]int32, 0, len(byState)), make([]int64, 0, len(byState))
+	for st, n := range byState {
+		states, counts = append(states, st), append(counts, n)
+	}
+	return states, counts
 }
 
 // encodedTask is what Import stores for a task: its snapshot and the

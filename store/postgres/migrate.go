@@ -62,7 +62,7 @@ func migrations() ([]migration, error) {
 // SchemaVersion is the schema version this package creates and expects:
 // the number of embedded migrations. Open refuses a database whose schema
 // is newer.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // currentVersion returns the version recorded in the schema, 0 if the
 // schema or its schema_migrations table does not exist yet.
@@ -90,9 +90,18 @@ func errNewerSchema(schema string, found int) error {
 // transaction under an advisory lock, after checking the version again, so
 // that several processes may start at once.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	return migrateTo(ctx, pool, schema, SchemaVersion)
+}
+
+// migrateTo brings schema up to version, at most SchemaVersion (tests stop
+// at an older one to check the migrations that follow).
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, schema string, version int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
+	}
+	if version < 1 || version > len(ms) {
+		return fmt.Errorf("postgres: no schema version %d: this build knows 1 to %d", version, len(ms))
 	}
 	// The common case, an up-to-date schema, takes no lock.
 	v, err := currentVersion(ctx, pool, schema)
@@ -102,17 +111,17 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 	if v > len(ms) {
 		return errNewerSchema(schema, v)
 	}
-	for v < len(ms) {
-		if v, err = migrateStep(ctx, pool, schema, ms); err != nil {
+	for v < version {
+		if v, err = migrateStep(ctx, pool, schema, ms, version); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// migrateStep applies the next migration, if any, and returns the version
-// the schema is at afterwards.
-func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []migration) (int, error) {
+// migrateStep applies the next migration, if the schema is not yet at
+// version, and returns the version the schema is at afterwards.
+func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []migration, version int) (int, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: migrating schema %q: %w", schema, err)
@@ -150,7 +159,7 @@ func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []mi
 	if v > len(ms) {
 		return 0, errNewerSchema(schema, v)
 	}
-	if v < len(ms) {
+	if v < version {
 		m := ms[v]
 		if _, err := tx.Exec(ctx, m.sql); err != nil {
 			return 0, fmt.Errorf("postgres: applying migration %s to schema %q: %w", m.name, schema, err)

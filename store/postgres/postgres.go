@@ -30,6 +30,13 @@ const maxIdentifier = 63
 // when the DSN sets no connect_timeout.
 const defaultConnectTimeout = 10 * time.Second
 
+// defaultMaxConns is the size of the pool that Open makes when the DSN sets
+// no pool_max_conns. pgxpool's own default, max(4, NumCPU), suits CPU-bound
+// work; an Append mostly waits for its commit to reach the disk, and each
+// connection has at most one commit in flight, so a small pool caps the
+// appends per second at a few per fsync whatever the server could group.
+const defaultMaxConns = 32
+
 // Options configure a Store. The zero value is usable.
 type Options struct {
 	// Schema is the PostgreSQL schema that holds the store's tables; it is
@@ -80,7 +87,11 @@ var (
 // or a postgres:// URL, as [pgxpool.ParseConfig] accepts), creates or
 // migrates the schema, and registers the store as a runner. The store owns
 // its connection pool and closes it in Close. A DSN without
-// connect_timeout gets one of 10 s.
+// connect_timeout gets one of 10 s, and one without pool_max_conns a pool
+// of 32 connections (pgxpool's default is max(4, runtime.NumCPU()) which,
+// as each connection commits one Append at a time, caps concurrent Appends
+// at 4 on a small machine). Each connection is a server process: mind the
+// server's max_connections when many stores share it.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -88,6 +99,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	// pgxpool takes its settings out of the parsed config: parse again to
+	// learn whether the DSN set the pool size.
+	if cc, err := pgx.ParseConfig(dsn); err == nil {
+		if _, set := cc.RuntimeParams["pool_max_conns"]; !set {
+			cfg.MaxConns = defaultMaxConns
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -157,6 +175,9 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	if err := s.heartbeat(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.compact(ctx); err != nil {
+		return nil, err
+	}
 	hctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.renew(hctx)
@@ -211,11 +232,14 @@ func (s *Store) Check(ctx context.Context) error {
 // the schema.
 type queries struct {
 	tasks string // the qualified name of the tasks table, for List
+	// The qualified names of the counters' tables, for List.
+	counts, deltas string
 
 	create, append, seqOf, get, events               string
 	putPush, getPush, listPush, deletePush           string
 	upsertRunner, deleteRunner, runnersNow, reapDead string
 	orphans, expire, getSecret, insertSecret         string
+	insertDeltas, compact                            string
 }
 
 func newQueries(schema string) queries {
@@ -225,13 +249,18 @@ func newQueries(schema string) queries {
 		"{push_configs}", schema+".push_configs",
 		"{runners}", schema+".runners",
 		"{secrets}", schema+".secrets",
+		"{task_counts}", schema+".task_counts",
+		"{task_count_deltas}", schema+".task_count_deltas",
 	)
 	return queries{
-		tasks: schema + ".tasks",
+		tasks:  schema + ".tasks",
+		counts: schema + ".task_counts",
+		deltas: schema + ".task_count_deltas",
 
 		// Creation: the task row if its id is free anywhere, then its
-		// events, then the notification, in one statement (and so one
-		// transaction). The SELECT returns one row on success.
+		// events, its count, then the notification, in one statement
+		// (and so one transaction). The SELECT returns one row on
+		// success.
 		create: r.Replace(`WITH t AS (
 	INSERT INTO {tasks} (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -240,20 +269,34 @@ func newQueries(schema string) queries {
 ), e AS (
 	INSERT INTO {events} (task_id, seq, payload)
 	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($10::bigint[], $11::bytea[]) AS x(seq, payload)
+), d AS (
+	INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
+	SELECT $2, $3, $5, 1 FROM t
 )
 SELECT pg_notify($12, $13) FROM t`),
 
 		// Append: the task row moves from seq $4 to $7 only if it is in
 		// scope and still at $4 (a concurrent writer that committed
-		// first makes it match nothing), then the events and the
-		// notification.
-		append: r.Replace(`WITH t AS (
-	UPDATE {tasks} SET context_id = $5, state = $6, status_ts = $7, seq = $8, runner = $9, snapshot = $10
+		// first makes it match nothing), then the events, the counts if
+		// the state changed, and the notification. o locks the row and
+		// reads the state it moves from: an UPDATE returns only the new
+		// values.
+		append: r.Replace(`WITH o AS (
+	SELECT id, state FROM {tasks}
 	WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4
-	RETURNING id
+	FOR UPDATE
+), t AS (
+	UPDATE {tasks} AS u SET context_id = $5, state = $6, status_ts = $7, seq = $8, runner = $9, snapshot = $10
+	FROM o WHERE u.id = o.id AND u.seq = $4
+	RETURNING u.id, o.state AS old_state
 ), e AS (
 	INSERT INTO {events} (task_id, seq, payload)
 	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($11::bigint[], $12::bytea[]) AS x(seq, payload)
+), d AS (
+	INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
+	SELECT $2, $3, x.state, x.delta FROM t
+	CROSS JOIN LATERAL (VALUES (t.old_state, -1), ($6, 1)) AS x(state, delta)
+	WHERE t.old_state <> $6
 )
 SELECT pg_notify($13, $14) FROM t`),
 
@@ -309,7 +352,8 @@ SELECT count(*) FROM t`),
 	ORDER BY status_ts, id
 	LIMIT $3`),
 		// Tasks being appended to are skipped rather than waited for:
-		// they are about to change.
+		// they are about to change. The counts go down by the rows
+		// deleted, as they were when deleted.
 		expire: r.Replace(`WITH v AS (
 	DELETE FROM {tasks} WHERE id IN (
 		SELECT id FROM {tasks} WHERE state = ANY($1) AND status_ts < $2
@@ -317,14 +361,35 @@ SELECT count(*) FROM t`),
 		LIMIT $3
 		FOR UPDATE SKIP LOCKED
 	)
-	RETURNING id
+	RETURNING id, tenant, owner, state
 ), e AS (
 	DELETE FROM {events} WHERE task_id IN (SELECT id FROM v)
 ), p AS (
 	DELETE FROM {push_configs} WHERE task_id IN (SELECT id FROM v)
+), d AS (
+	INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
+	SELECT tenant, owner, state, -count(*) FROM v GROUP BY tenant, owner, state
 )
 SELECT count(*) FROM v`),
 		getSecret:    r.Replace(`SELECT value FROM {secrets} WHERE name = $1`),
 		insertSecret: r.Replace(`INSERT INTO {secrets} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
+
+		// Import's counts: one row per state.
+		insertDeltas: r.Replace(`INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
+	SELECT $1, $2, x.state, x.delta FROM unnest($3::integer[], $4::bigint[]) AS x(state, delta)`),
+		// Compaction moves every delta into task_counts, in one
+		// statement: a reader sees the deltas either before or after.
+		// Of the stores sharing the schema, one compacts at a time (the
+		// others skip their turn): two would lock the same task_counts
+		// rows, possibly in opposite orders.
+		compact: r.Replace(`WITH l AS (
+	SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS locked
+), d AS (
+	DELETE FROM {task_count_deltas} WHERE (SELECT locked FROM l)
+	RETURNING tenant, owner, state, delta
+)
+INSERT INTO {task_counts} AS c (tenant, owner, state, n)
+SELECT tenant, owner, state, sum(delta) FROM d GROUP BY tenant, owner, state
+ON CONFLICT (tenant, owner, state) DO UPDATE SET n = c.n + EXCLUDED.n`),
 	}
 }

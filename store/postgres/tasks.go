@@ -151,8 +151,11 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 }
 
 // List implements [store.Store]. The page and the total come from one
-// statement: a count over the filters beside a keyset range scan of the
-// index that matches them.
+// statement, and so one snapshot: a keyset range scan of the index that
+// matches the filters, beside the total. Without a context or time filter
+// the total is read from the counters (task_counts plus the deltas not yet
+// compacted), whatever the number of tasks; with one, it is a count over
+// the filters, a range scan of the same index.
 func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (store.ListResult, error) {
 	if q.Limit < 1 {
 		return store.ListResult{}, fmt.Errorf("postgres: list limit %d < 1", q.Limit)
@@ -209,11 +212,23 @@ func (s *Store) listSQL(scope store.Scope, q store.ListQuery) (string, []any) {
 	}
 	limit := arg(q.Limit + 1) // one more tells whether more follow
 	t := s.q.tasks
-	sql := "SELECT c.total, p.snapshot FROM (SELECT count(*) AS total FROM " + t + " WHERE " + filter + ") c" +
+	sql := "SELECT c.total, p.snapshot FROM (" + s.totalSQL(q, filter) + ") c" +
 		" LEFT JOIN LATERAL (SELECT snapshot, status_ts, id FROM " + t + " WHERE " + page +
 		" ORDER BY status_ts DESC, id DESC LIMIT " + limit + ") p ON true" +
 		" ORDER BY p.status_ts DESC, p.id DESC"
 	return sql, args
+}
+
+// totalSQL returns a query of one row and one column, total: the number of
+// tasks that match q's filters, given as filter by listFilter (whose
+// arguments it uses). A filter on scope and state only is answered from
+// the counters: the filter's columns are theirs.
+func (s *Store) totalSQL(q store.ListQuery, filter string) string {
+	if q.ContextID != "" || !q.StatusAfter.IsZero() {
+		return "SELECT count(*) AS total FROM " + s.q.tasks + " WHERE " + filter
+	}
+	return "SELECT (SELECT coalesce(sum(n), 0) FROM " + s.q.counts + " WHERE " + filter + ")::bigint + " +
+		"(SELECT coalesce(sum(delta), 0) FROM " + s.q.deltas + " WHERE " + filter + ")::bigint AS total"
 }
 
 // listFilter returns the condition on the tasks table that selects the

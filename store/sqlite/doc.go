@@ -55,7 +55,8 @@
 //
 // # Schema
 //
-// Schema version 1 has these tables (see migrations/0001_init.sql):
+// Schema version 2 has these tables (see migrations/0001_init.sql and
+// 0002_task_counts.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
 //   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
@@ -70,6 +71,13 @@
 //     Without rowid, a task's events are stored together, in order.
 //   - push_configs(task_id, id, tenant, owner, config): webhook configs,
 //     with their task's scope.
+//   - task_counts(tenant, owner, state, n): the number of tasks of each
+//     state in each scope, kept exact by every write that creates, deletes
+//     or changes the state of a task, in the same transaction. ListTasks'
+//     Total reads it when the query filters on nothing but the state (a
+//     lookup, where counting a million rows takes 100 ms); with a context
+//     or time filter, Total counts the rows of that filter's index range.
+//     Migration 2 fills it from the tasks already there.
 //   - runners(id, host, pid, heartbeat): the open stores (see Orphans).
 //   - secrets(name, value): keys shared by every process, such as the one
 //     that signs page tokens.

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/goa2a/a2a/store"
 )
@@ -25,6 +26,27 @@ func (s *Store) RunnerID() string { return s.self.ID }
 // ListSQL returns the statements List runs for q, and their arguments.
 func ListSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []any, count string, countArgs []any) {
 	return listSQL(scope, q)
+}
+
+// CountRows counts the tasks that match q's filters row by row, with
+// the count(*) that List used before the kept counts: what List's Total
+// must equal.
+func (s *Store) CountRows(ctx context.Context, scope store.Scope, q store.ListQuery) (int, error) {
+	_, _, count, args := scanListSQL(scope, q)
+	var n int
+	err := s.rdb.QueryRowContext(ctx, count, args...).Scan(&n)
+	return n, err
+}
+
+// MigrateTo creates the database file path, or migrates it, up to schema
+// version v only, without opening a store on it.
+func MigrateTo(ctx context.Context, path string, v int) error {
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return migrateTo(ctx, db, path, v)
 }
 
 // QueryPlan returns the details of SQLite's EXPLAIN QUERY PLAN for query.

@@ -125,13 +125,13 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 	return refs, nil
 }
 
-// Expire implements [store.Maintainer]. It picks and deletes the tasks in
-// one write transaction.
+// Expire implements [store.Maintainer]. It picks and deletes the tasks,
+// and takes them off the kept counts, in one write transaction.
 func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (int, error) {
 	if limit < 1 || len(states) == 0 {
 		return 0, ctx.Err()
 	}
-	query := `SELECT id FROM tasks WHERE state IN (` + placeholders(len(states)) + `) AND status_ts < ?
+	query := `SELECT id, tenant, owner, state FROM tasks WHERE state IN (` + placeholders(len(states)) + `) AND status_ts < ?
 	ORDER BY status_ts, id
 	LIMIT ?`
 	// status_ts < cutoff, with status_ts in whole milliseconds.
@@ -143,14 +143,25 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 		if err != nil {
 			return err
 		}
-		var ids []string
+		type counted struct {
+			tenant, owner string
+			state         int64
+		}
+		var (
+			ids     []string
+			deleted = make(map[counted]int64)
+		)
 		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
+			var (
+				id string
+				c  counted
+			)
+			if err := rows.Scan(&id, &c.tenant, &c.owner, &c.state); err != nil {
 				rows.Close()
 				return err
 			}
 			ids = append(ids, id)
+			deleted[c]++
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -161,6 +172,12 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 				if _, err := w.exec(st, id); err != nil {
 					return err
 				}
+			}
+		}
+		// The kept counts lose the deleted tasks, in this transaction.
+		for c, k := range deleted {
+			if _, err := w.exec(s.ws.addCount, c.tenant, c.owner, c.state, -k); err != nil {
+				return err
 			}
 		}
 		n = len(ids)

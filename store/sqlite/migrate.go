@@ -18,7 +18,7 @@ var migrationFiles embed.FS
 // SchemaVersion is the schema version this package creates and expects:
 // the number of embedded migrations. Open refuses a database whose schema
 // is newer.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migration is one embedded SQL file.
 type migration struct {
@@ -62,24 +62,34 @@ func migrations() ([]migration, error) {
 // and reads the version again inside it, so that processes starting
 // together apply each migration once.
 func migrate(ctx context.Context, db *sql.DB, file string) error {
+	return migrateTo(ctx, db, file, SchemaVersion)
+}
+
+// migrateTo brings the database up to version target (at most
+// SchemaVersion), as migrate does; tests use it to make a database of an
+// older schema.
+func migrateTo(ctx context.Context, db *sql.DB, file string, target int) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
+	if target < 1 || target > len(ms) {
+		return fmt.Errorf("sqlite: no schema version %d to migrate %s to", target, file)
+	}
 	for {
-		v, err := migrateStep(ctx, db, file, ms)
+		v, err := migrateStep(ctx, db, file, ms, target)
 		if err != nil {
 			return err
 		}
-		if v == len(ms) {
+		if v >= target {
 			return nil
 		}
 	}
 }
 
-// migrateStep applies the next migration, if any, and returns the version
-// the database is at afterwards.
-func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration) (int, error) {
+// migrateStep applies the next migration, if the database is below version
+// target, and returns the version the database is at afterwards.
+func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration, target int) (int, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer DSN sets _txlock
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: migrating %s: %w", file, err)
@@ -98,7 +108,7 @@ func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration) (
 	if v > len(ms) {
 		return 0, fmt.Errorf("sqlite: %s has schema version %d, newer than version %d that this build knows; upgrade the program or use another file", file, v, SchemaVersion)
 	}
-	if v == len(ms) {
+	if v >= target {
 		return v, nil // nothing to do; the rollback ends the transaction
 	}
 	m := ms[v]

@@ -363,11 +363,12 @@ func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 type writeStmts struct {
 	savepoint, release, rollbackTo *sql.Stmt
 
-	createTask, updateTask, seqOf, insertEvent *sql.Stmt
-	putPush, deletePush, taskInScope           *sql.Stmt
-	deleteTask, deleteEvents, deletePushes     *sql.Stmt
-	upsertRunner, deleteRunner, reapRunner     *sql.Stmt
-	insertSecret                               *sql.Stmt
+	createTask, updateTask, seqState, insertEvent *sql.Stmt
+	addCount, moveCount                           *sql.Stmt
+	putPush, deletePush, taskInScope              *sql.Stmt
+	deleteTask, deleteEvents, deletePushes        *sql.Stmt
+	upsertRunner, deleteRunner, reapRunner        *sql.Stmt
+	insertSecret                                  *sql.Stmt
 }
 
 func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -383,8 +384,15 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// the caller read.
 		{&ws.updateTask, `UPDATE tasks SET context_id = ?, state = ?, status_ts = ?, seq = ?, runner = ?, snapshot = ?
 	WHERE id = ? AND tenant = ? AND owner = ? AND seq = ?`},
-		{&ws.seqOf, `SELECT seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		{&ws.seqState, `SELECT seq, state FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
 		{&ws.insertEvent, `INSERT INTO events (task_id, seq, payload) VALUES (?, ?, ?)`},
+		// The kept counts (migrations/0002_task_counts.sql): add n tasks
+		// (n < 0 removes) to a state of a scope; move one task from state
+		// ?3 to state ?4.
+		{&ws.addCount, `INSERT INTO task_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
+	ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n`},
+		{&ws.moveCount, `INSERT INTO task_counts (tenant, owner, state, n) VALUES (?1, ?2, ?3, -1), (?1, ?2, ?4, 1)
+	ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n`},
 
 		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config)
 	SELECT id, ?, tenant, owner, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ListPagination", testListPagination},
 		{"ListPaginationFiltered", testListPaginationFiltered},
 		{"ListUpdateBetweenPages", testListUpdateBetweenPages},
+		{"ListTotal", testListTotal},
 
 		// Push configs.
 		{"PushPutGet", testPushPutGet},

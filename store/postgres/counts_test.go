@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -277,8 +278,8 @@ func TestPoolSize(t *testing.T) {
 	t.Parallel()
 	schema := newSchema(t)
 	s := openStore(t, schema, postgres.Options{})
-	if got := s.MaxConns(); got != 32 {
-		t.Errorf("MaxConns without pool_max_conns = %d, want 32", got)
+	if got, want := s.MaxConns(), int32(max(4, runtime.NumCPU())); got != want {
+		t.Errorf("MaxConns without pool_max_conns = %d, want pgxpool's default %d", got, want)
 	}
 	dsn := testDSN()
 	switch {

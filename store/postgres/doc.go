@@ -12,10 +12,11 @@
 //	}
 //	defer s.Close()
 //
-// A DSN that does not set pool_max_conns gets a pool of 32 connections,
-// not pgxpool's max(4, NumCPU): Appends spend their time waiting for
-// commits, one per connection at a time, so the pool size bounds how many
-// the server can group into one disk flush.
+// The pool has pgxpool's default size, max(4, NumCPU), unless the DSN sets
+// pool_max_conns. Each connection commits one Append at a time, so where
+// commits wait long on the disk a larger pool lets the server group more
+// of them into one flush; on a small machine with a fast disk it only adds
+// server processes competing for the CPUs.
 //
 // [New] does the same on a pgxpool.Pool the caller keeps. Both create the
 // schema and its tables if needed and migrate them to [SchemaVersion]:

@@ -109,14 +109,15 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 		}
 		progress := 0
 		for _, ref := range refs {
-			resumed, err := h.recoverOrphan(ctx, ref)
-			switch {
-			case err != nil:
+			did, err := h.recoverOrphan(ctx, ref)
+			if err != nil {
 				errs = append(errs, err)
+			}
+			switch did {
 			case resumed:
 				rep.Resumed++
 				progress++
-			default:
+			case failed:
 				rep.Failed++
 				progress++
 			}
@@ -143,26 +144,49 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 	return rep, errors.Join(errs...)
 }
 
-// recoverOrphan finishes or resumes one orphaned task.
-func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (resumed bool, err error) {
+// recovery is what recoverOrphan did with a task.
+type recovery int
+
+const (
+	skipped recovery = iota // moved on, or another process took it
+	failed
+	resumed
+)
+
+// recoverOrphan finishes or resumes one orphaned task. It appends after
+// exactly the seq at which the store found the task orphaned, once: a
+// conflict means another process (a replica recovering it too, or a
+// client continuing it) wrote first, and the task is theirs.
+func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (recovery, error) {
 	lt, err := h.getLive(ctx, ref.Scope, ref.ID)
 	if err != nil {
-		return false, fmt.Errorf("server: loading orphaned task %s: %w", ref.ID, err)
+		if errors.Is(err, a2a.ErrTaskNotFound) {
+			return skipped, nil // expired or deleted meanwhile
+		}
+		return skipped, fmt.Errorf("server: loading orphaned task %s: %w", ref.ID, err)
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	// This process may hold an older copy of the task: bring it up to date.
+	if err := h.catchUpLocked(ctx, lt); err != nil {
+		return skipped, err
+	}
 	t := lt.task
-	if len(lt.execs) > 0 || (t.Status.State != a2a.TaskStateSubmitted && t.Status.State != a2a.TaskStateWorking) {
-		return false, nil // moved on since the store named it
+	if lt.seq != ref.Seq || len(lt.execs) > 0 || (t.Status.State != a2a.TaskStateSubmitted && t.Status.State != a2a.TaskStateWorking) {
+		return skipped, nil // moved on since the store named it
 	}
 	status := func(state a2a.TaskState, text string) *a2a.TaskStatusUpdateEvent {
 		msg := &a2a.Message{MessageID: h.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(text)}}
 		return &a2a.TaskStatusUpdateEvent{TaskID: t.ID, ContextID: t.ContextID, Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: h.stamp()}}
 	}
+	taken := func(err error) bool { return errors.Is(err, store.ErrConflict) || errors.Is(err, ErrTaskClosed) }
 	r, canResume := h.agent.(Resumer)
 	if canResume && !h.isClosed() {
-		if err := h.appendLocked(ctx, lt, status(a2a.TaskStateWorking, resumeText)); err != nil {
-			return false, fmt.Errorf("server: resuming orphaned task %s: %w", t.ID, err)
+		if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateWorking, resumeText)}); err != nil {
+			if taken(err) {
+				return skipped, nil
+			}
+			return skipped, fmt.Errorf("server: resuming orphaned task %s: %w", t.ID, err)
 		}
 		req := &Request{Message: lastClientMessage(t), Task: t, TaskID: t.ID, ContextID: t.ContextID, Tenant: ref.Scope.Tenant}
 		exec := h.newExecution()
@@ -173,18 +197,18 @@ func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (resumed
 			}
 			lt.execs[exec] = struct{}{}
 			h.log.Info("resumed a task orphaned by a restart", "task", t.ID)
-			return true, nil
+			return resumed, nil
 		}
 		// Closed meanwhile: fail it as below.
 	}
-	if err := h.appendLocked(ctx, lt, status(a2a.TaskStateFailed, restartText)); err != nil {
-		if errors.Is(err, ErrTaskClosed) || errors.Is(err, store.ErrConflict) {
-			return false, nil // another process got there first
+	if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateFailed, restartText)}); err != nil {
+		if taken(err) {
+			return skipped, nil
 		}
-		return false, fmt.Errorf("server: failing orphaned task %s: %w", t.ID, err)
+		return skipped, fmt.Errorf("server: failing orphaned task %s: %w", t.ID, err)
 	}
 	h.log.Warn("failed a task orphaned by a restart", "task", t.ID, "was", t.Status.State)
-	return false, nil
+	return failed, nil
 }
 
 // lastClientMessage returns the last message from the client in a task's

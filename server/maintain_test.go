@@ -21,15 +21,22 @@ type crashedStore struct {
 	*memory.Store
 	mu      sync.Mutex
 	orphans []store.TaskRef
+	// answer, when set, is what every Orphans call returns, as seen once:
+	// two replicas that asked at the same moment.
+	answer []store.TaskRef
 }
 
 func (s *crashedStore) Orphans(ctx context.Context, states []a2a.TaskState, limit int) ([]store.TaskRef, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.answer != nil {
+		return s.answer, nil
+	}
 	var out []store.TaskRef
 	for _, ref := range s.orphans {
-		t, _, err := s.Get(ctx, ref.Scope, ref.ID)
+		t, seq, err := s.Get(ctx, ref.Scope, ref.ID)
 		if err == nil && slices.Contains(states, t.Status.State) && len(out) < limit {
+			ref.Seq = seq
 			out = append(out, ref)
 		}
 	}
@@ -199,3 +206,81 @@ func TestMaintenanceOptions(t *testing.T) {
 
 // plainStore hides everything but store.Store.
 type plainStore struct{ store.Store }
+
+// A Handler that followed a task earlier holds an old copy of it; another
+// process moved it on and died. Recovery must judge the task by the
+// store, not by the copy.
+func TestRecoveryOfAStaleCopy(t *testing.T) {
+	t.Parallel()
+	st := &crashedStore{Store: memory.New()}
+	h := newHandler(t, nil, scripted, server.WithStore(st), server.WithMaintenanceInterval(-1))
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")) // h now holds it, input-required
+	// Another process continued it, then died while working.
+	_, seq, err := st.Get(ctx, store.Scope{}, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	working := &a2a.TaskStatusUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.TimestampOf(time.Now())}}
+	snap := *task
+	snap.Status = working.Status
+	if err := st.Append(ctx, store.Scope{}, task.ID, seq, []store.Event{{Seq: seq + 1, Payload: working}}, &snap); err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	st.orphans = append(st.orphans, store.TaskRef{ID: task.ID})
+	st.mu.Unlock()
+
+	rep, err := h.Maintain(ctx)
+	if err != nil || rep.Failed != 1 {
+		t.Fatalf("Maintain = %+v, %v; want the orphan failed", rep, err)
+	}
+	if got := getTask(t, h, ctx, task.ID).Status.State; got != a2a.TaskStateFailed {
+		t.Errorf("task is %v after recovery, want failed", got)
+	}
+	if rep, err := h.Maintain(ctx); err != nil || rep != (server.MaintenanceReport{}) {
+		t.Errorf("second pass = %+v, %v; want nothing done", rep, err)
+	}
+}
+
+// Two replicas that find the same orphan at the same moment: exactly one
+// of them resumes it.
+func TestRecoveryByTwoReplicas(t *testing.T) {
+	t.Parallel()
+	st := &crashedStore{Store: memory.New()}
+	st.leave(t, store.Scope{}, "working", a2a.TaskStateWorking)
+	refs, err := st.Orphans(t.Context(), []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking}, 10)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("orphans = %v, %v", refs, err)
+	}
+	st.answer = refs
+	ag := resumer{resumed: make(chan *server.Request, 2)}
+	var hs []*server.Handler
+	for range 2 {
+		h, err := server.NewHandler(testCard(), ag, server.WithStore(st), server.WithMaintenanceInterval(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close(context.Background()) })
+		hs = append(hs, h)
+	}
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	reps := make([]server.MaintenanceReport, len(hs))
+	for i, h := range hs {
+		wg.Go(func() {
+			var err error
+			if reps[i], err = h.Maintain(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := reps[0].Resumed + reps[1].Resumed; n != 1 || reps[0].Failed+reps[1].Failed != 0 {
+		t.Errorf("reports %+v and %+v; want exactly one resume", reps[0], reps[1])
+	}
+	waitState(t, hs[0], ctx, "working", a2a.TaskStateCompleted)
+	if n := len(ag.resumed); n != 1 {
+		t.Errorf("Resume called %d times, want once", n)
+	}
+}

@@ -4,7 +4,7 @@
 //
 // The server owns every protocol rule, including how events fold into a
 // task; a Store only persists what it is given, atomically, and answers
-// queries. Implementations: store/memory, and later store/sqlite and
+// queries. Implementations: store/memory, store/sqlite and
 // store/postgres. store/storetest is the conformance suite every
 // implementation must pass.
 //
@@ -127,6 +127,10 @@ type Store interface {
 type TaskRef struct {
 	Scope Scope
 	ID    string
+	// Seq is the last seq of the task's log when Orphans found it, so
+	// that whoever recovers the task can append after exactly that point
+	// and learn from a conflict that another process got there first.
+	Seq int64
 }
 
 // Maintainer is implemented by stores that keep tasks beyond one request:

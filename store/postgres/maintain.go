@@ -107,7 +107,7 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 		refs []store.TaskRef
 		ref  store.TaskRef
 	)
-	_, err = pgx.ForEachRow(rows, []any{&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq}, func() error {
 		refs = append(refs, ref)
 		return nil
 	})

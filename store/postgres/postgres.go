@@ -333,7 +333,7 @@ SELECT count(*) FROM t`),
 		// stays.
 		reapDead: r.Replace(`DELETE FROM {runners} r USING unnest($1::text[], $2::bigint[]) AS d(id, heartbeat)
 	WHERE r.id = d.id AND r.heartbeat = d.heartbeat`),
-		orphans: r.Replace(`SELECT tenant, owner, id FROM {tasks} t
+		orphans: r.Replace(`SELECT tenant, owner, id, seq FROM {tasks} t
 	WHERE state = ANY($1) AND runner <> $2
 	AND NOT EXISTS (SELECT 1 FROM {runners} r WHERE r.id = t.runner)
 	ORDER BY status_ts, id

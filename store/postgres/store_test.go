@@ -298,7 +298,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	}
 
 	a.Crash()
-	want := []store.TaskRef{{Scope: scopeA, ID: "w"}, {Scope: scopeB, ID: "s"}}
+	want := []store.TaskRef{{Scope: scopeA, ID: "w", Seq: 1}, {Scope: scopeB, ID: "s", Seq: 1}}
 	var refs []store.TaskRef
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		var err error
@@ -345,7 +345,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := openStore(t, schema, postgres.Options{})
-	want = []store.TaskRef{{Scope: scopeA, ID: "mine"}, {Scope: scopeB, ID: "s"}}
+	want = []store.TaskRef{{Scope: scopeA, ID: "mine", Seq: 1}, {Scope: scopeB, ID: "s", Seq: 1}}
 	if refs, err := c.Orphans(ctx, unfinished, 10); err != nil || !slices.Equal(refs, want) {
 		t.Errorf("Orphans with a runner whose process is gone = %v, %v; want %v", refs, err, want)
 	}

@@ -97,7 +97,7 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 		}
 	}
 
-	st, err := s.readStmt(ctx, `SELECT tenant, owner, id FROM tasks
+	st, err := s.readStmt(ctx, `SELECT tenant, owner, id, seq FROM tasks
 	WHERE state IN (`+placeholders(len(states))+`) AND runner <> ?
 	AND runner NOT IN (SELECT id FROM runners)
 	ORDER BY status_ts, id
@@ -114,7 +114,7 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 	var refs []store.TaskRef
 	for rows.Next() {
 		var ref store.TaskRef
-		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID); err != nil {
+		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq); err != nil {
 			return nil, fmt.Errorf("sqlite: finding orphans: %w", err)
 		}
 		refs = append(refs, ref)

@@ -369,7 +369,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.TaskRef{{Scope: other, ID: "submitted"}, {Scope: scope, ID: "working"}} // oldest first
+	want := []store.TaskRef{{Scope: other, ID: "submitted", Seq: 1}, {Scope: scope, ID: "working", Seq: 1}} // oldest first
 	if !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, want %v", refs, want)
 	}
@@ -410,7 +410,7 @@ func TestOrphansDeadProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []store.TaskRef{{Scope: scope, ID: "working"}}; !slices.Equal(refs, want) {
+	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1}}; !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, want %v", refs, want)
 	}
 }
@@ -439,7 +439,7 @@ func TestCloseRemovesRunner(t *testing.T) {
 	}
 	s := openStore(t, path, sqlite.Options{})
 	refs, err := s.Orphans(t.Context(), []a2a.TaskState{a2a.TaskStateWorking}, 10)
-	if want := []store.TaskRef{{Scope: scope, ID: "working"}}; err != nil || !slices.Equal(refs, want) {
+	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1}}; err != nil || !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, %v; want %v", refs, err, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
@@ -404,9 +405,7 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 			h.log.Warn("agent failed", "task", lt.id, "err", err)
 		}
 		msg := &a2a.Message{MessageID: h.newID(), ContextID: req.ContextID, TaskID: req.TaskID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(reason)}}
-		if serr := h.setStatus(context.Background(), lt, a2a.TaskStateFailed, msg); serr != nil && !errors.Is(serr, ErrTaskClosed) {
-			h.log.Error("failing task", "task", lt.id, "err", serr)
-		}
+		h.failSettled(lt, msg)
 		return
 	}
 	if replied {
@@ -419,6 +418,30 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 	}
 	w.ex.resolve(exchangeResult{err: err})
 }
+
+// failSettled fails a task its agent left unfinished. The store may be
+// briefly unavailable (a busy SQLite file, a dropped database connection):
+// the failure is retried for a few seconds, since nothing else would ever
+// finish the task while this process lives.
+func (h *Handler) failSettled(lt *liveTask, msg *a2a.Message) {
+	delay := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := h.setStatus(context.Background(), lt, a2a.TaskStateFailed, msg)
+		if err == nil || errors.Is(err, ErrTaskClosed) {
+			return
+		}
+		if attempt == settleAttempts {
+			h.log.Error("failing task: giving up", "task", lt.id, "attempts", attempt, "err", err)
+			return
+		}
+		h.log.Warn("failing task: retrying", "task", lt.id, "err", err)
+		time.Sleep(delay)
+		delay *= 2
+	}
+}
+
+// settleAttempts bounds failSettled: 50 ms doubling, about 3 s in all.
+const settleAttempts = 7
 
 func (h *Handler) isClosed() bool {
 	select {

@@ -11,6 +11,7 @@ package lease
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/goa2a/a2a/internal/uuid"
@@ -22,7 +23,11 @@ const DefaultTTL = 30 * time.Second
 
 // Runner is one process's registration with a store.
 type Runner struct {
-	ID   string
+	ID string
+	// Host names the process table the PID belongs to: the host name,
+	// and on Linux the kernel's boot id and the PID namespace, so that
+	// containers sharing a host name (host networking, every one called
+	// localhost) never judge each other by PIDs they cannot see.
 	Host string
 	PID  int
 }
@@ -30,8 +35,20 @@ type Runner struct {
 // Self returns a new runner for this process. Each store opened by the
 // process gets its own id.
 func Self() Runner {
-	host, _ := os.Hostname()
-	return Runner{ID: uuid.New(), Host: host, PID: os.Getpid()}
+	return Runner{ID: uuid.New(), Host: hostIdentity(), PID: os.Getpid()}
+}
+
+// hostIdentity is the host name, plus where available the boot id and the
+// PID namespace of this process.
+func hostIdentity() string {
+	id, _ := os.Hostname()
+	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
+		id += "/" + strings.TrimSpace(string(b))
+	}
+	if ns, err := os.Readlink("/proc/self/ns/pid"); err == nil {
+		id += "/" + ns
+	}
+	return id
 }
 
 // Dead reports whether runner r, seen with heartbeat hb, is certainly no

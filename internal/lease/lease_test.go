@@ -3,6 +3,7 @@ package lease
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,6 +32,7 @@ func TestDead(t *testing.T) {
 		{"same process, other store", Runner{ID: "x", Host: self.Host, PID: self.PID}, fresh, false},
 		{"stale heartbeat", Runner{ID: "x", Host: "elsewhere", PID: 1}, stale, true},
 		{"fresh, other host", Runner{ID: "x", Host: "elsewhere", PID: gone}, fresh, false},
+		{"fresh, same host name, other PID namespace", Runner{ID: "x", Host: self.Host + "-other-ns", PID: gone}, fresh, false},
 		{"fresh, this host, process gone", Runner{ID: "x", Host: self.Host, PID: gone}, fresh, true},
 		{"fresh, this host, process alive", Runner{ID: "x", Host: self.Host, PID: os.Getppid()}, fresh, false},
 	}
@@ -38,5 +40,19 @@ func TestDead(t *testing.T) {
 		if got := Dead(tt.r, tt.hb, self, ttl, now); got != tt.want {
 			t.Errorf("%s: Dead = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestSelfNamesTheProcessTable(t *testing.T) {
+	host, _ := os.Hostname()
+	self := Self()
+	if !strings.HasPrefix(self.Host, host) {
+		t.Errorf("Host %q does not start with the host name %q", self.Host, host)
+	}
+	if _, err := os.Stat("/proc/self/ns/pid"); err == nil && !strings.Contains(self.Host, "pid:[") {
+		t.Errorf("Host %q lacks the PID namespace", self.Host)
+	}
+	if Self().Host != self.Host || Self().ID == self.ID {
+		t.Error("two runners of one process should share the host and differ in id")
 	}
 }

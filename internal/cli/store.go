@@ -14,6 +14,7 @@ import (
 	"github.com/goa2a/a2a/store/memory"
 	"github.com/goa2a/a2a/store/postgres"
 	"github.com/goa2a/a2a/store/sqlite"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // storeSpec is a parsed --store setting.
@@ -100,26 +101,18 @@ func (sp storeSpec) describe() string {
 	return "memory (gone at exit)"
 }
 
-// redactDSN hides a password in a DSN, URL or key=value form.
+// redactDSN shows where a DSN points, user@host:port/database, and
+// nothing else: no password, whatever form the DSN takes.
 func redactDSN(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		rest := dsn[i+3:]
-		if at := strings.LastIndex(rest, "@"); at >= 0 {
-			if c := strings.Index(rest[:at], ":"); c >= 0 {
-				return dsn[:i+3] + rest[:c] + ":xxxxx" + rest[at:]
-			}
-		}
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return "(a DSN that does not parse)"
 	}
-	words := strings.Fields(dsn)
-	for i, w := range words {
-		if strings.HasPrefix(w, "password=") {
-			words[i] = "password=xxxxx"
-		}
+	where := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	if strings.HasPrefix(cfg.Host, "/") {
+		where = cfg.Host // a socket directory
 	}
-	if len(words) > 0 && !strings.Contains(dsn, "://") {
-		return strings.Join(words, " ")
-	}
-	return dsn
+	return fmt.Sprintf("%s@%s/%s", cfg.User, where, cfg.Database)
 }
 
 // defaultDataDir is where a2a keeps its files unless told otherwise:

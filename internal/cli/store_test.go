@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,9 +13,9 @@ func TestParseStoreSpec(t *testing.T) {
 		{"memory", storeMemory, "", "memory (gone at exit)"},
 		{"sqlite", storeSQLite, filepath.Join("/data", "test-runner.db"), "SQLite " + filepath.Join("/data", "test-runner.db")},
 		{"sqlite:/var/lib/a2a/x.db", storeSQLite, "/var/lib/a2a/x.db", "SQLite /var/lib/a2a/x.db"},
-		{"postgres:host=/var/run/postgresql dbname=a2a password=s3cret", storePostgres, "host=/var/run/postgresql dbname=a2a password=s3cret", "PostgreSQL host=/var/run/postgresql dbname=a2a password=xxxxx"},
-		{"postgres://a2a:s3cret@db.internal:5432/a2a", storePostgres, "postgres://a2a:s3cret@db.internal:5432/a2a", "PostgreSQL postgres://a2a:xxxxx@db.internal:5432/a2a"},
-		{"postgresql://db.internal/a2a", storePostgres, "postgresql://db.internal/a2a", "PostgreSQL postgresql://db.internal/a2a"},
+		{"postgres:host=/var/run/postgresql dbname=a2a user=a2a password=s3cret", storePostgres, "host=/var/run/postgresql dbname=a2a user=a2a password=s3cret", "PostgreSQL a2a@/var/run/postgresql/a2a"},
+		{"postgres://a2a:s3cret@db.internal:5432/a2a", storePostgres, "postgres://a2a:s3cret@db.internal:5432/a2a", "PostgreSQL a2a@db.internal:5432/a2a"},
+		{"postgresql://a2a@db.internal/a2a?password=s3cret", storePostgres, "postgresql://a2a@db.internal/a2a?password=s3cret", "PostgreSQL a2a@db.internal:5432/a2a"},
 	}
 	for _, tt := range tests {
 		sp, err := parseStoreSpec(tt.in)
@@ -49,5 +50,25 @@ func TestFileName(t *testing.T) {
 		if got := fileName(in); got != want {
 			t.Errorf("fileName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"host=db password='s3cr et' user=u dbname=d",
+		"postgres://u:s3cret@db/d",
+		"postgres://db/d?password=s3cret&user=u",
+		"host=db dbname=d password=s3cret",
+	} {
+		got := redactDSN(dsn)
+		if strings.Contains(got, "s3cr") {
+			t.Errorf("redactDSN(%q) = %q shows the password", dsn, got)
+		}
+		if !strings.Contains(got, "db") {
+			t.Errorf("redactDSN(%q) = %q does not say where", dsn, got)
+		}
+	}
+	if got := redactDSN("host='unterminated"); strings.Contains(got, "unterminated") {
+		t.Errorf("an unparsable DSN is shown: %q", got)
 	}
 }

@@ -122,6 +122,10 @@ func WithStateHook(fn func(taskID string, state a2a.TaskState)) Option {
 
 // NewHandler returns a Handler serving agent as described by card. The card
 // is validated: it must have a name, a version and at least one interface.
+//
+// With a store that is a store.Maintainer (all of this module's are), the
+// Handler runs a background maintenance pass (crash recovery, retention;
+// see WithMaintenanceInterval) until Close: always Close a Handler.
 func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, error) {
 	if card == nil {
 		return nil, errors.New("server: nil agent card")

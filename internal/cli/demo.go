@@ -333,6 +333,7 @@ func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.Agent
 	}
 	mux, err := a2ahttp.NewMux(h, a2ahttp.Options{})
 	if err != nil {
+		h.Close(context.Background())
 		return nil, nil, err
 	}
 	return mux, h, nil

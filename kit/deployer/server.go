@@ -61,6 +61,7 @@ func newServer(baseURL string, tokens map[string]string, agent *Agent, opts ...s
 	}
 	a2aMux, err := a2ahttp.NewMux(h, a2ahttp.Options{})
 	if err != nil {
+		h.Close(context.Background())
 		return nil, nil, err
 	}
 	mux := http.NewServeMux()

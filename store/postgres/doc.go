@@ -52,8 +52,7 @@
 //
 // # Following tasks from another process
 //
-// Each Append notifies [Store.Channel] ([NotifyChannel], or
-// "a2a_task_events.<schema>" when [Options.Schema] is set) with
+// Each Append notifies [Store.Channel] ("a2a_task_events.<schema>") with
 // "<task id>:<last seq>" when it commits. A process that LISTENs on the
 // channel, then reads Events(after) from the last seq it knows, and again
 // on each notification, misses nothing: an event is in the table before

@@ -16,10 +16,11 @@ import (
 	"github.com/goa2a/a2a/store"
 )
 
-// NotifyChannel is the channel every Append notifies, when
-// [Options.Schema] is empty. With a schema, the channel is NotifyChannel,
-// a dot and the schema name, for example "a2a_task_events.prod";
-// [Store.Channel] returns it.
+// NotifyChannel starts the name of the channel every Append notifies: it
+// is NotifyChannel, a dot and the store's schema (given in Options.Schema
+// or found on the search_path), for example "a2a_task_events.public";
+// [Store.Channel] returns it. Stores in different schemas of one database
+// never hear each other.
 const NotifyChannel = "a2a_task_events"
 
 // maxIdentifier is the longest PostgreSQL identifier (NAMEDATALEN - 1),
@@ -35,7 +36,8 @@ type Options struct {
 	// Schema is the PostgreSQL schema that holds the store's tables; it is
 	// created if missing. Several stores (test runs, deployments) can share
 	// a database under different schemas without seeing each other's
-	// tasks or notifications. Empty means the connection's current schema
+	// tasks or notifications (the channel is named after the schema,
+	// whichever way it was chosen). Empty means the connection's current schema
 	// (the first existing one of its search_path, usually "public"), looked
 	// up once when the store opens.
 	Schema string
@@ -112,8 +114,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 }
 
 // New is like Open on a pool the caller made and keeps: Close leaves it
-// open. The store qualifies every table with its schema, so the pool's
-// search_path does not matter.
+// open. The store qualifies every table with its schema, so once the store
+// is open the pool's search_path does not matter; with Options.Schema
+// empty, it decides the schema when the store opens.
 func New(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("postgres: New with a nil pool")
@@ -132,9 +135,8 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 			return nil, errors.New("postgres: no schema of the search_path exists; set Options.Schema")
 		}
 		schema = *cur
-	} else {
-		channel += "." + schema
 	}
+	channel += "." + schema
 	if len(schema) > maxIdentifier || len(channel) > maxIdentifier {
 		return nil, fmt.Errorf("postgres: schema name %q is too long: at most %d bytes", schema, maxIdentifier-len(NotifyChannel)-1)
 	}

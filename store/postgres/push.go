@@ -14,6 +14,9 @@ import (
 
 // PutPushConfig implements [store.Store].
 func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.TaskPushNotificationConfig) error {
+	if cfg == nil {
+		return errors.New("postgres: PutPushConfig with a nil config")
+	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return fmt.Errorf("postgres: encoding push config %q of task %q: %w", cfg.ID, cfg.TaskID, err)

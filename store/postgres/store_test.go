@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
 	"github.com/goa2a/a2a/store/postgres"
 )
@@ -335,7 +336,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	host, _ := os.Hostname()
+	host := lease.Self().Host
 	admin := adminPool(t)
 	if _, err := admin.Exec(ctx, "INSERT INTO "+pgx.Identifier{schema, "runners"}.Sanitize()+
 		" (id, host, pid, heartbeat) VALUES ('ghost', $1, $2, (extract(epoch FROM now()) * 1000)::bigint)", host, cmd.Process.Pid); err != nil {
@@ -439,8 +440,8 @@ func TestCurrentSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Schema() != schema || s.Channel() != postgres.NotifyChannel {
-		t.Errorf("Schema, Channel = %q, %q; want %q, %q", s.Schema(), s.Channel(), schema, postgres.NotifyChannel)
+	if want := postgres.NotifyChannel + "." + schema; s.Schema() != schema || s.Channel() != want {
+		t.Errorf("Schema, Channel = %q, %q; want %q, %q", s.Schema(), s.Channel(), schema, want)
 	}
 	create(t, s, scopeA, newTask("task-1", a2a.TaskStateWorking, 0))
 	var n int

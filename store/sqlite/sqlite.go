@@ -154,8 +154,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("sqlite: negative MaxBatch %d", opts.MaxBatch)
 	}
-	if opts.LeaseTTL < 0 {
-		return nil, fmt.Errorf("sqlite: negative LeaseTTL %v", opts.LeaseTTL)
+	if opts.LeaseTTL < 0 || (opts.LeaseTTL > 0 && opts.LeaseTTL < time.Millisecond) {
+		return nil, fmt.Errorf("sqlite: LeaseTTL %v: want zero (the default) or at least 1ms", opts.LeaseTTL)
 	}
 	s := &Store{
 		path:          path,

@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -172,6 +173,25 @@ type Importer interface {
 	// It is all or nothing: if any id exists in any scope, or appears
 	// twice in tasks, Import returns ErrConflict and creates none.
 	Import(ctx context.Context, scope Scope, tasks []*a2a.Task) error
+}
+
+// CheckImport checks the tasks of an Import: none nil, each with an id, no
+// id twice (ErrConflict). Importers call it before writing anything.
+func CheckImport(tasks []*a2a.Task) error {
+	seen := make(map[string]struct{}, len(tasks))
+	for i, task := range tasks {
+		switch {
+		case task == nil:
+			return fmt.Errorf("importing %d tasks: task %d is nil", len(tasks), i)
+		case task.ID == "":
+			return fmt.Errorf("importing %d tasks: task %d has no id", len(tasks), i)
+		}
+		if _, dup := seen[task.ID]; dup {
+			return fmt.Errorf("importing %d tasks: task %q appears twice: %w", len(tasks), task.ID, ErrConflict)
+		}
+		seen[task.ID] = struct{}{}
+	}
+	return nil
 }
 
 // Before reports whether task t sorts before cursor c in the ListTasks

@@ -16,8 +16,8 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkImport(tasks); err != nil {
-		return err
+	if err := store.CheckImport(tasks); err != nil {
+		return fmt.Errorf("memory: %w", err)
 	}
 	recs := make([]*record, len(tasks))
 	for i, task := range tasks {
@@ -35,24 +35,6 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 	}
 	for i, task := range tasks {
 		s.tasks[task.ID] = recs[i]
-	}
-	return nil
-}
-
-// checkImport rejects a nil task, an empty id and an id given twice.
-func checkImport(tasks []*a2a.Task) error {
-	seen := make(map[string]struct{}, len(tasks))
-	for i, task := range tasks {
-		switch {
-		case task == nil:
-			return fmt.Errorf("memory: importing %d tasks: task %d is nil", len(tasks), i)
-		case task.ID == "":
-			return fmt.Errorf("memory: importing %d tasks: task %d has no id", len(tasks), i)
-		}
-		if _, dup := seen[task.ID]; dup {
-			return fmt.Errorf("memory: importing %d tasks: task %q appears twice: %w", len(tasks), task.ID, store.ErrConflict)
-		}
-		seen[task.ID] = struct{}{}
 	}
 	return nil
 }

@@ -1,20 +1,17 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/taskjson"
 	"github.com/goa2a/a2a/store"
 )
 
@@ -36,13 +33,13 @@ var (
 // no notifications on [Store.Channel]: no one can be following a task
 // that did not exist.
 func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task) error {
-	if err := checkImport(tasks); err != nil {
-		return err
+	if err := store.CheckImport(tasks); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
 	if len(tasks) == 0 {
 		return ctx.Err()
 	}
-	enc, err := encodeTasks(tasks)
+	enc, err := taskjson.EncodeAll(tasks)
 	if err != nil {
 		return fmt.Errorf("postgres: importing %d tasks: %w", len(tasks), err)
 	}
@@ -52,7 +49,7 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 	return nil
 }
 
-func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a.Task, enc []encodedTask) error {
+func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a.Task, enc []taskjson.Encoded) error {
 	// Rows go in in id order. An insert waits for a concurrent
 	// transaction that inserted the same id to end: two imports that
 	// shared ids in opposite orders would wait for each other (a
@@ -78,7 +75,7 @@ func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a
 			i := order[k]
 			st := tasks[i].Status
 			return []any{tasks[i].ID, scope.Tenant, scope.Owner, tasks[i].ContextID,
-				int32(st.State), st.Timestamp.UnixMilli(), int64(1), s.self.ID, enc[i].snapshot}, nil
+				int32(st.State), st.Timestamp.UnixMilli(), int64(1), s.self.ID, enc[i].Snapshot}, nil
 		}))
 	if err != nil {
 		var pgErr *pgconn.PgError
@@ -91,7 +88,7 @@ func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{s.schema, "events"}, importEventColumns,
 		pgx.CopyFromSlice(len(tasks), func(k int) ([]any, error) {
 			i := order[k]
-			return []any{tasks[i].ID, int64(1), enc[i].payload}, nil
+			return []any{tasks[i].ID, int64(1), enc[i].Payload}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying events: %w", err)
@@ -117,70 +114,4 @@ func countStates(tasks []*a2a.Task) ([]int32, []int64) {
 		states, counts = append(states, st), append(counts, n)
 	}
 	return states, counts
-}
-
-// encodedTask is what Import stores for a task: its snapshot and the
-// event that carries it.
-type encodedTask struct {
-	snapshot []byte // JSON of the a2a.Task
-	payload  []byte // JSON of the a2a.StreamResponse holding it
-}
-
-// encodeTasks encodes tasks, on every CPU when they are many.
-func encodeTasks(tasks []*a2a.Task) ([]encodedTask, error) {
-	enc := make([]encodedTask, len(tasks))
-	workers := min(runtime.GOMAXPROCS(0), len(tasks)/256+1)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	per := (len(tasks) + workers - 1) / workers
-	for w := range workers {
-		wg.Go(func() {
-			for i := w * per; i < min((w+1)*per, len(tasks)); i++ {
-				if enc[i], errs[w] = encodeTask(tasks[i]); errs[w] != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return enc, errors.Join(errs...)
-}
-
-// taskMember is how the JSON of a StreamResponse that holds a task starts.
-var taskMember = []byte(`{"task":`)
-
-// encodeTask encodes task once: the event that carries it is the snapshot
-// wrapped as {"task":...}, the same bytes that Append stores.
-func encodeTask(task *a2a.Task) (encodedTask, error) {
-	p, err := a2a.StreamResponse{Event: task}.AppendJSON(nil)
-	if err != nil {
-		return encodedTask{}, fmt.Errorf("encoding task %q: %w", task.ID, err)
-	}
-	if bytes.HasPrefix(p, taskMember) && p[len(p)-1] == '}' {
-		return encodedTask{snapshot: p[len(taskMember) : len(p)-1], payload: p}, nil
-	}
-	snap, err := json.Marshal(task)
-	if err != nil {
-		return encodedTask{}, fmt.Errorf("encoding task %q: %w", task.ID, err)
-	}
-	return encodedTask{snapshot: snap, payload: p}, nil
-}
-
-// checkImport rejects a nil task and an empty id, and reports an id given
-// twice as a conflict.
-func checkImport(tasks []*a2a.Task) error {
-	seen := make(map[string]struct{}, len(tasks))
-	for i, task := range tasks {
-		switch {
-		case task == nil:
-			return fmt.Errorf("postgres: importing %d tasks: task %d is nil", len(tasks), i)
-		case task.ID == "":
-			return fmt.Errorf("postgres: importing %d tasks: task %d has no id", len(tasks), i)
-		}
-		if _, dup := seen[task.ID]; dup {
-			return fmt.Errorf("postgres: importing %d tasks: task %q appears twice: %w", len(tasks), task.ID, store.ErrConflict)
-		}
-		seen[task.ID] = struct{}{}
-	}
-	return nil
 }

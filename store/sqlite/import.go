@@ -1,19 +1,15 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/taskjson"
 	"github.com/goa2a/a2a/store"
 )
 
@@ -36,13 +32,13 @@ const (
 // and the transaction (or the request's savepoint) undoes everything
 // Import did.
 func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task) error {
-	if err := checkImport(tasks); err != nil {
-		return err
+	if err := store.CheckImport(tasks); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	if len(tasks) == 0 {
 		return ctx.Err()
 	}
-	enc, err := encodeTasks(tasks)
+	enc, err := taskjson.EncodeAll(tasks)
 	if err != nil {
 		return fmt.Errorf("sqlite: importing %d tasks: %w", len(tasks), err)
 	}
@@ -55,56 +51,9 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 	return nil
 }
 
-// encodedTask is what Import stores for a task: its snapshot and the
-// event that carries it.
-type encodedTask struct {
-	snapshot []byte // JSON of the a2a.Task
-	payload  []byte // JSON of the a2a.StreamResponse holding it
-}
-
-// encodeTasks encodes tasks, on every CPU when they are many.
-func encodeTasks(tasks []*a2a.Task) ([]encodedTask, error) {
-	enc := make([]encodedTask, len(tasks))
-	workers := min(runtime.GOMAXPROCS(0), len(tasks)/256+1)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	per := (len(tasks) + workers - 1) / workers
-	for w := range workers {
-		wg.Go(func() {
-			for i := w * per; i < min((w+1)*per, len(tasks)); i++ {
-				if enc[i], errs[w] = encodeTask(tasks[i]); errs[w] != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return enc, errors.Join(errs...)
-}
-
-// taskMember is how the JSON of a StreamResponse that holds a task starts.
-var taskMember = []byte(`{"task":`)
-
-// encodeTask encodes task once: the event that carries it is the snapshot
-// wrapped as {"task":...}, the same bytes that Append stores.
-func encodeTask(task *a2a.Task) (encodedTask, error) {
-	p, err := a2a.StreamResponse{Event: task}.AppendJSON(nil)
-	if err != nil {
-		return encodedTask{}, fmt.Errorf("encoding task %q: %w", task.ID, err)
-	}
-	if bytes.HasPrefix(p, taskMember) && p[len(p)-1] == '}' {
-		return encodedTask{snapshot: p[len(taskMember) : len(p)-1], payload: p}, nil
-	}
-	snap, err := json.Marshal(task)
-	if err != nil {
-		return encodedTask{}, fmt.Errorf("encoding task %q: %w", task.ID, err)
-	}
-	return encodedTask{snapshot: snap, payload: p}, nil
-}
-
 // importTasks inserts the tasks and their events in the writer's
 // transaction.
-func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []encodedTask) error {
+func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []taskjson.Encoded) error {
 	// Tasks: ?1, ?2 and ?3 are the tenant, the owner and the runner,
 	// shared by every row; then five parameters per task.
 	fixed := []any{scope.Tenant, scope.Owner, s.self.ID}
@@ -112,7 +61,7 @@ func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []
 		args = append(args, fixed...)
 		for i := lo; i < hi; i++ {
 			st := tasks[i].Status
-			args = append(args, tasks[i].ID, tasks[i].ContextID, int64(st.State), st.Timestamp.UnixMilli(), enc[i].snapshot)
+			args = append(args, tasks[i].ID, tasks[i].ContextID, int64(st.State), st.Timestamp.UnixMilli(), enc[i].Snapshot)
 		}
 		return args
 	}, func(lo, hi int, err error) error {
@@ -126,7 +75,7 @@ func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []
 	}
 	err = inChunks(w, len(tasks), importEventRows, eventValues, func(args []any, lo, hi int) []any {
 		for i := lo; i < hi; i++ {
-			args = append(args, tasks[i].ID, enc[i].payload)
+			args = append(args, tasks[i].ID, enc[i].Payload)
 		}
 		return args
 	}, func(_, _ int, err error) error {
@@ -213,23 +162,4 @@ func existing(w *wtx, tasks []*a2a.Task) (string, bool) {
 	var id string
 	err := w.tx.QueryRowContext(w.ctx, "SELECT id FROM tasks WHERE id IN ("+placeholders(len(tasks))+") LIMIT 1", args...).Scan(&id)
 	return id, err == nil
-}
-
-// checkImport rejects a nil task and an empty id, and reports an id given
-// twice as a conflict.
-func checkImport(tasks []*a2a.Task) error {
-	seen := make(map[string]struct{}, len(tasks))
-	for i, task := range tasks {
-		switch {
-		case task == nil:
-			return fmt.Errorf("sqlite: importing %d tasks: task %d is nil", len(tasks), i)
-		case task.ID == "":
-			return fmt.Errorf("sqlite: importing %d tasks: task %d has no id", len(tasks), i)
-		}
-		if _, dup := seen[task.ID]; dup {
-			return fmt.Errorf("sqlite: importing %d tasks: task %q appears twice: %w", len(tasks), task.ID, store.ErrConflict)
-		}
-		seen[task.ID] = struct{}{}
-	}
-	return nil
 }

@@ -4,8 +4,9 @@
 // server who the caller is with [server.WithPrincipal], so that tasks are
 // owned per principal (A2A §13.1).
 //
-// For now the package holds one authenticator, [Bearer], for static bearer
-// tokens (RFC 6750). The security work will grow it (more schemes, agent
+// For now the package holds two authenticators for static secrets: [Bearer]
+// for bearer tokens (RFC 6750) and [APIKey] for API keys in the
+// [APIKeyHeader] header. The security work will grow it (more schemes, agent
 // card signing); what is here is deliberately small.
 package auth
 
@@ -23,24 +24,61 @@ import (
 // DefaultRealm is the realm of the challenge when [WithRealm] is not given.
 const DefaultRealm = "a2a"
 
-// Option configures [Bearer].
-type Option func(*bearer)
+// Option configures [Bearer] and [APIKey].
+type Option func(*settings)
+
+// settings are what the options set, shared by the authenticators.
+type settings struct {
+	realm string
+}
 
 // WithRealm sets the realm named in the WWW-Authenticate challenge
 // (RFC 9110 §11.6.1). The default is [DefaultRealm]. A realm with control
-// characters makes [Bearer] panic.
+// characters makes [Bearer] and [APIKey] panic.
 func WithRealm(realm string) Option {
-	return func(b *bearer) { b.realm = realm }
+	return func(s *settings) { s.realm = realm }
 }
 
+// newSettings applies opts over the defaults; who names the caller in a
+// panic.
+func newSettings(who string, opts []Option) settings {
+	s := settings{realm: DefaultRealm}
+	for _, o := range opts {
+		o(&s)
+	}
+	if strings.ContainsFunc(s.realm, isControl) {
+		panic("auth: " + who + ": the realm holds control characters")
+	}
+	return s
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 type credential struct {
-	digest    [sha256.Size]byte // of the token; the token itself is not kept
+	digest    [sha256.Size]byte // of the secret; the secret itself is not kept
 	principal string
+}
+
+// keyring holds the digests of an authenticator's secrets (bearer tokens,
+// API keys) with their principals.
+type keyring []credential
+
+// newKeyring keeps the digest of each secret of secrets (secret ->
+// principal); who and what name the caller and its secrets in a panic.
+func newKeyring(who, what string, secrets map[string]string) keyring {
+	k := make(keyring, 0, len(secrets))
+	for secret, principal := range secrets {
+		if secret == "" || principal == "" {
+			panic(fmt.Sprintf("auth: %s: every %s needs a non-empty %s and principal", who, what, what))
+		}
+		k = append(k, credential{digest: sha256.Sum256([]byte(secret)), principal: principal})
+	}
+	return k
 }
 
 type bearer struct {
 	realm string
-	creds []credential
+	creds keyring
 	next  http.Handler
 
 	missing []byte // response bodies, encoded once
@@ -72,22 +110,14 @@ func Bearer(tokens map[string]string, next http.Handler, opts ...Option) http.Ha
 	if next == nil {
 		panic("auth: Bearer: nil handler")
 	}
-	b := &bearer{realm: DefaultRealm, next: next}
-	for _, o := range opts {
-		o(b)
+	s := newSettings("Bearer", opts)
+	return &bearer{
+		realm:   s.realm,
+		creds:   newKeyring("Bearer", "token", tokens),
+		next:    next,
+		missing: statusBody("Send Authorization: Bearer <token>"),
+		invalid: statusBody("The bearer token is not valid. Send Authorization: Bearer <token>"),
 	}
-	if strings.ContainsFunc(b.realm, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		panic("auth: Bearer: the realm holds control characters")
-	}
-	for token, principal := range tokens {
-		if token == "" || principal == "" {
-			panic("auth: Bearer: every token needs a non-empty token and principal")
-		}
-		b.creds = append(b.creds, credential{digest: sha256.Sum256([]byte(token)), principal: principal})
-	}
-	b.missing = statusBody("Send Authorization: Bearer <token>")
-	b.invalid = statusBody("The bearer token is not valid. Send Authorization: Bearer <token>")
-	return b
 }
 
 func (b *bearer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +126,7 @@ func (b *bearer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.refuse(w, "", b.missing)
 		return
 	}
-	principal, ok := b.lookup(token)
+	principal, ok := b.creds.lookup(token)
 	if !ok {
 		b.refuse(w, "invalid_token", b.invalid)
 		return
@@ -104,18 +134,24 @@ func (b *bearer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), principal)))
 }
 
-// lookup finds the principal of token, comparing digests in constant time
+// refuse answers 401 with the Bearer challenge, naming errCode when not
+// empty.
+func (b *bearer) refuse(w http.ResponseWriter, errCode string, body []byte) {
+	refuse(w, challenge("Bearer", b.realm, errCode), body)
+}
+
+// lookup finds the principal of secret, comparing digests in constant time
 // against every credential.
-func (b *bearer) lookup(token string) (string, bool) {
-	if token == "" {
+func (k keyring) lookup(secret string) (string, bool) {
+	if secret == "" {
 		return "", false
 	}
-	d := sha256.Sum256([]byte(token))
+	d := sha256.Sum256([]byte(secret))
 	principal, found := "", 0
-	for i := range b.creds {
-		eq := subtle.ConstantTimeCompare(d[:], b.creds[i].digest[:])
+	for i := range k {
+		eq := subtle.ConstantTimeCompare(d[:], k[i].digest[:])
 		if eq == 1 {
-			principal = b.creds[i].principal
+			principal = k[i].principal
 		}
 		found |= eq
 	}
@@ -146,12 +182,25 @@ func bearerToken(h http.Header) (token string, present bool) {
 	return token, true
 }
 
-// refuse answers 401 with the challenge, naming errCode when not empty.
-func (b *bearer) refuse(w http.ResponseWriter, errCode string, body []byte) {
-	challenge := fmt.Sprintf("Bearer realm=%s", quote(b.realm))
-	if errCode != "" {
-		challenge += fmt.Sprintf(", error=%s", quote(errCode))
+// challenge is a WWW-Authenticate challenge (RFC 9110 §11.6.1) for scheme
+// in realm, with the auth-params params (name, value pairs) and then
+// error=errCode when errCode is not empty.
+func challenge(scheme, realm, errCode string, params ...string) string {
+	var sb strings.Builder
+	sb.WriteString(scheme)
+	sb.WriteString(" realm=")
+	sb.WriteString(quote(realm))
+	for i := 0; i+1 < len(params); i += 2 {
+		fmt.Fprintf(&sb, ", %s=%s", params[i], quote(params[i+1]))
 	}
+	if errCode != "" {
+		fmt.Fprintf(&sb, ", error=%s", quote(errCode))
+	}
+	return sb.String()
+}
+
+// refuse answers 401 with the challenge and the google.rpc.Status body.
+func refuse(w http.ResponseWriter, challenge string, body []byte) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", challenge)
 	h.Set("Content-Type", "application/json")

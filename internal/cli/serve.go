@@ -16,6 +16,7 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/agents/execagent"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
@@ -113,7 +114,11 @@ type serveRun struct {
 	srv, opsSrv *http.Server
 	base        string // public base URL
 	about       string // what the agent does
+	principals  int    // of --api-key; 0 when the server is open
 }
+
+// apiKeySchemeName names the --api-key scheme in the agent card.
+const apiKeySchemeName = "apiKey"
 
 func newLogger(cfg *serveConfig, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
@@ -158,6 +163,11 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		return nil, err
 	}
 	card.SupportedInterfaces = servedInterfaces(card.SupportedInterfaces, cfg.bindings)
+	if cfg.apiKeys != nil {
+		// Declare exactly what the middleware checks, and only that.
+		card.SecuritySchemes = map[string]a2a.SecurityScheme{apiKeySchemeName: auth.APIKeyScheme()}
+		card.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{apiKeySchemeName: {List: []string{}}}}}
+	}
 
 	s.metrics = newMetrics(time.Now())
 	s.agent = &trackedAgent{agent: agent}
@@ -184,7 +194,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	}
 	ops := s.opsMux()
 	root := http.NewServeMux()
-	root.Handle("/", s.metrics.instrument(app, s.log, cfg.bindings, cfg.maxBody))
+	root.Handle("/", s.metrics.instrument(s.authenticate(app), s.log, cfg.bindings, cfg.maxBody))
 	if s.opsLn == nil {
 		root.Handle("/healthz", ops)
 		root.Handle("/readyz", ops)
@@ -194,6 +204,30 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	}
 	s.srv = s.httpServer(root)
 	return s, nil
+}
+
+// authenticate puts --api-key in front of the A2A bindings (and of any
+// unknown path, which answers 401 rather than 404 to strangers). The public
+// agent card stays readable: clients need it to learn how to authenticate
+// (A2A §8.2). The ops endpoints are not behind app at all.
+//
+// The keys are dropped from the config once the middleware holds their
+// digests.
+func (s *serveRun) authenticate(app http.Handler) http.Handler {
+	keys := s.cfg.apiKeys
+	s.cfg.apiKey, s.cfg.apiKeys = nil, nil
+	if keys == nil {
+		return app
+	}
+	s.principals = principals(keys)
+	guarded := auth.APIKey(keys, app)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == server.WellKnownCardPath {
+			app.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
 
 // servedInterfaces keeps the card's interfaces of the served bindings.
@@ -252,6 +286,13 @@ func (s *serveRun) run(ctx context.Context) int {
 		opsBase = "http://" + s.opsLn.Addr().String()
 	}
 	fmt.Fprintf(s.stdout, "  health      %s/healthz %s/readyz %s/metrics\n", opsBase, opsBase, opsBase)
+	authMode := "none"
+	if s.principals > 0 {
+		authMode = "api-key"
+		fmt.Fprintf(s.stdout, "  auth        API key (%s), %s\n", auth.APIKeyHeader, plural(s.principals, "principal"))
+	} else {
+		fmt.Fprintf(s.stdout, "  auth        none: anyone who can reach the server can use it\n")
+	}
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
@@ -262,7 +303,10 @@ func (s *serveRun) run(ctx context.Context) int {
 		go func() { opsErrc <- s.opsSrv.Serve(s.opsLn) }()
 	}
 	s.ready.Store(true)
-	s.log.Info("serving", "agent", card.Name, "addr", s.ln.Addr().String(), "bindings", s.cfg.bindings.String())
+	if authMode == "none" {
+		s.log.Warn("serving without authentication", "hint", "set --api-key PRINCIPAL=KEY to require an API key")
+	}
+	s.log.Info("serving", "agent", card.Name, "addr", s.ln.Addr().String(), "bindings", s.cfg.bindings.String(), "auth", authMode)
 	var serveErr error
 	select {
 	case serveErr = <-errc:

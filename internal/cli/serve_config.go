@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/goa2a/a2a/auth"
 )
 
 // serveConfig is everything a2a serve can be told. Each field is a flag;
@@ -36,6 +39,8 @@ type serveConfig struct {
 	durability string
 	retention  time.Duration
 	maxBody    int64
+	apiKey     apiKeysFlag       // as given; checked by validate
+	apiKeys    map[string]string // key -> principal, made by validate
 
 	grace     time.Duration
 	logFormat string
@@ -74,6 +79,9 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 		"survives a power cut or an OS crash, at the cost of an fsync per group commit)")
 	fs.DurationVar(&cfg.retention, "retention", 0, "delete finished tasks this long after their last update, such as 720h; 0 keeps them")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
+	fs.Var(&cfg.apiKey, "api-key", "admit requests to the A2A bindings that carry `PRINCIPAL=KEY`'s key in the X-API-Key header, as PRINCIPAL\n"+
+		"(repeatable; a principal may have several keys, a key only one principal). The agent card and /healthz,\n"+
+		"/readyz, /metrics stay open. Without --api-key, anyone who can reach the server can use it")
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.verbose, "v", false, "debug logs: every agent failure in detail")
@@ -139,6 +147,9 @@ func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
 			continue // the command line wins
 		}
 		if err := setFromJSON(f, settings[key]); err != nil {
+			if _, ok := f.Value.(secretFlag); ok {
+				return fmt.Errorf("key %q: invalid value: %w", key, err)
+			}
 			return fmt.Errorf("key %q: invalid value %s: %w", key, settings[key], err)
 		}
 		cfg.set[key] = true
@@ -243,6 +254,11 @@ func (cfg *serveConfig) validate() error {
 	if cfg.dataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
+	keys, err := cfg.apiKey.keys()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.apiKeys = keys
 	return errors.Join(errs...)
 }
 
@@ -295,6 +311,93 @@ func (l *listFlag) setList(list []string) error {
 		}
 	}
 	return nil
+}
+
+// secretFlag is a flag whose values must never be printed, not even in an
+// error about them.
+type secretFlag interface{ secret() }
+
+// apiKeysFlag collects --api-key PRINCIPAL=KEY values. Set accepts
+// anything, since the flag package prints the value of a flag it rejects:
+// keys, which keeps errors free of keys.
+type apiKeysFlag []string
+
+func (*apiKeysFlag) secret() {}
+
+// String names the principals only.
+func (a *apiKeysFlag) String() string {
+	var principals []string
+	for _, v := range *a {
+		p, _, _ := strings.Cut(v, "=")
+		principals = append(principals, p+"=…")
+	}
+	return strings.Join(principals, " ")
+}
+
+func (a *apiKeysFlag) Set(s string) error {
+	*a = append(*a, s)
+	return nil
+}
+
+func (a *apiKeysFlag) setList(list []string) error {
+	*a = append(*a, list...)
+	return nil
+}
+
+// keys checks the values and maps each key to its principal (nil when none
+// is given). A value splits at its first '=', so a key may hold '=' (as
+// base64 does) but a principal cannot. A principal may have several keys,
+// so that a key can be replaced without downtime; a key may be given only
+// once, since one key for two principals could not tell them apart and a
+// repeated one is a copy-and-paste mistake. Errors name the value by its
+// position and principal, never its key.
+func (a apiKeysFlag) keys() (map[string]string, error) {
+	if len(a) == 0 {
+		return nil, nil
+	}
+	var errs []error
+	keys := make(map[string]string, len(a))
+	for i, v := range a {
+		which := fmt.Sprintf("--api-key #%d", i+1)
+		principal, key, ok := strings.Cut(v, "=")
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s: want PRINCIPAL=KEY, found no '='", which))
+			continue
+		case principal == "":
+			errs = append(errs, fmt.Errorf("%s: empty principal before the '=' (want PRINCIPAL=KEY)", which))
+			continue
+		case strings.ContainsFunc(principal, unicode.IsControl) || strings.TrimSpace(principal) != principal:
+			errs = append(errs, fmt.Errorf("%s: principal %q holds control characters or spaces at either end", which, principal))
+			continue
+		}
+		which = fmt.Sprintf("%s (principal %q)", which, principal)
+		switch {
+		case key == "":
+			errs = append(errs, fmt.Errorf("%s: empty key after the '='", which))
+		case !auth.ValidAPIKey(key):
+			errs = append(errs, fmt.Errorf("%s: the key holds control characters or spaces at either end, which a header cannot carry", which))
+		case keys[key] == principal:
+			errs = append(errs, fmt.Errorf("%s: the same key is given twice for this principal", which))
+		case keys[key] != "":
+			errs = append(errs, fmt.Errorf("%s: principal %q has the same key; each principal needs keys of its own", which, keys[key]))
+		default:
+			keys[key] = principal
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return keys, nil
+}
+
+// principals counts the distinct principals of keys.
+func principals(keys map[string]string) int {
+	seen := make(map[string]bool, len(keys))
+	for _, p := range keys {
+		seen[p] = true
+	}
+	return len(seen)
 }
 
 // bindingsFlag is a non-empty set of bindings, comma-separated on the

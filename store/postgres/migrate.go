@@ -5,14 +5,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/goa2a/a2a/internal/migrations"
 )
 
 //go:embed migrations/*.sql
@@ -23,38 +21,11 @@ var migrationFiles embed.FS
 // It is the same for every schema: migrations are rare and short.
 const migrationLockKey int64 = 0x6132615f6d696772 // "a2a_migr"
 
-// migration is one embedded SQL file.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order. Their versions must
-// be 1, 2, 3, ...: a gap is a packaging mistake.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
+// loadMigrations returns the embedded migrations in order.
+func loadMigrations() ([]migrations.Migration, error) {
+	ms, err := migrations.Load(migrationFiles, SchemaVersion)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: reading migrations: %w", err)
-	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("postgres: migration %s: name must start with a version number", e.Name())
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("postgres: reading migration %s: %w", e.Name(), err)
-		}
-		if v != len(ms)+1 {
-			return nil, fmt.Errorf("postgres: migration %s has version %d, want %d", e.Name(), v, len(ms)+1)
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	if len(ms) != SchemaVersion {
-		return nil, fmt.Errorf("postgres: %d migrations embedded, but SchemaVersion is %d", len(ms), SchemaVersion)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return ms, nil
 }
@@ -96,7 +67,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
 // migrateTo brings schema up to version, at most SchemaVersion (tests stop
 // at an older one to check the migrations that follow).
 func migrateTo(ctx context.Context, pool *pgxpool.Pool, schema string, version int) error {
-	ms, err := migrations()
+	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
@@ -121,7 +92,7 @@ func migrateTo(ctx context.Context, pool *pgxpool.Pool, schema string, version i
 
 // migrateStep applies the next migration, if the schema is not yet at
 // version, and returns the version the schema is at afterwards.
-func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []migration, version int) (int, error) {
+func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []migrations.Migration, version int) (int, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: migrating schema %q: %w", schema, err)
@@ -161,13 +132,13 @@ func migrateStep(ctx context.Context, pool *pgxpool.Pool, schema string, ms []mi
 	}
 	if v < version {
 		m := ms[v]
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return 0, fmt.Errorf("postgres: applying migration %s to schema %q: %w", m.name, schema, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return 0, fmt.Errorf("postgres: applying migration %s to schema %q: %w", m.Name, schema, err)
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {
-			return 0, fmt.Errorf("postgres: recording migration %s in schema %q: %w", m.name, schema, err)
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.Version); err != nil {
+			return 0, fmt.Errorf("postgres: recording migration %s in schema %q: %w", m.Name, schema, err)
 		}
-		v = m.version
+		v = m.Version
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("postgres: migrating schema %q: %w", schema, err)

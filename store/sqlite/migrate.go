@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/goa2a/a2a/internal/migrations"
 )
 
 //go:embed migrations/*.sql
@@ -20,38 +18,11 @@ var migrationFiles embed.FS
 // is newer.
 const SchemaVersion = 2
 
-// migration is one embedded SQL file.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order. Their versions must
-// be 1, 2, 3, ...: a gap is a packaging mistake.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
+// loadMigrations returns the embedded migrations in order.
+func loadMigrations() ([]migrations.Migration, error) {
+	ms, err := migrations.Load(migrationFiles, SchemaVersion)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: reading migrations: %w", err)
-	}
-	var ms []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("sqlite: migration %s: name must start with a version number", e.Name())
-		}
-		if v != len(ms)+1 {
-			return nil, fmt.Errorf("sqlite: migration %s has version %d, want %d", e.Name(), v, len(ms)+1)
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: reading migration %s: %w", e.Name(), err)
-		}
-		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	if len(ms) != SchemaVersion {
-		return nil, fmt.Errorf("sqlite: %d migrations embedded, but SchemaVersion is %d", len(ms), SchemaVersion)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return ms, nil
 }
@@ -69,7 +40,7 @@ func migrate(ctx context.Context, db *sql.DB, file string) error {
 // SchemaVersion), as migrate does; tests use it to make a database of an
 // older schema.
 func migrateTo(ctx context.Context, db *sql.DB, file string, target int) error {
-	ms, err := migrations()
+	ms, err := loadMigrations()
 	if err != nil {
 		return err
 	}
@@ -89,7 +60,7 @@ func migrateTo(ctx context.Context, db *sql.DB, file string, target int) error {
 
 // migrateStep applies the next migration, if the database is below version
 // target, and returns the version the database is at afterwards.
-func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration, target int) (int, error) {
+func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migrations.Migration, target int) (int, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer DSN sets _txlock
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: migrating %s: %w", file, err)
@@ -112,14 +83,14 @@ func migrateStep(ctx context.Context, db *sql.DB, file string, ms []migration, t
 		return v, nil // nothing to do; the rollback ends the transaction
 	}
 	m := ms[v]
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return 0, fmt.Errorf("sqlite: applying migration %s to %s: %w", m.name, file, err)
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return 0, fmt.Errorf("sqlite: applying migration %s to %s: %w", m.Name, file, err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", m.version, time.Now().UnixMilli()); err != nil {
-		return 0, fmt.Errorf("sqlite: recording migration %s in %s: %w", m.name, file, err)
+	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", m.Version, time.Now().UnixMilli()); err != nil {
+		return 0, fmt.Errorf("sqlite: recording migration %s in %s: %w", m.Name, file, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("sqlite: migrating %s: %w", file, err)
 	}
-	return m.version, nil
+	return m.Version, nil
 }

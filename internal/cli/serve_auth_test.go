@@ -197,6 +197,25 @@ func TestServeAPIKey(t *testing.T) {
 		}
 	})
 
+	t.Run("refusals are counted as such", func(t *testing.T) {
+		_, metrics := httpGet(t, ts.ops+"/metrics")
+		for _, binding := range []string{"jsonrpc", "rest"} {
+			prefix := `a2a_http_request_errors_total{binding="` + binding + `",`
+			found := false
+			for line := range strings.Lines(metrics) {
+				if strings.HasPrefix(line, prefix) {
+					if strings.Contains(line, `error="Unknown"`) {
+						t.Errorf("a refusal counted as unknown: %s", line)
+					}
+					found = found || strings.Contains(line, `error="Unauthenticated"`)
+				}
+			}
+			if !found {
+				t.Errorf("no Unauthenticated errors counted on %s:\n%s", binding, metrics)
+			}
+		}
+	})
+
 	if code := ts.stop(t); code != ExitOK {
 		t.Fatalf("exit %d", code)
 	}
@@ -212,6 +231,7 @@ func TestServeAPIKey(t *testing.T) {
 			t.Errorf("key %q printed:\n%s\n%s", key, out, logs)
 		}
 	}
+
 }
 
 // TestServeOpen: without --api-key the banner and the log say so, once.

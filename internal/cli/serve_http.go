@@ -280,6 +280,11 @@ func (r *recorder) errorName(binding string) string {
 	}
 	switch binding {
 	case bindingJSONRPC:
+		if r.status() >= 400 && !bytes.Contains(r.sniff, []byte(`"jsonrpc"`)) {
+			// Refused before JSON-RPC (authentication): the body is a
+			// google.rpc.Status, whose "code" is the HTTP status.
+			return a2a.CodeFromHTTPStatus(r.status()).String()
+		}
 		// After the id comes "result" or "error": whichever is first is
 		// the envelope's (a result may hold an "error" key further on).
 		const key = `"error":{"code":`

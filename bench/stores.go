@@ -13,6 +13,7 @@ import (
 	"github.com/goa2a/a2a/store/postgres"
 	"github.com/goa2a/a2a/store/sqlite"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The durable targets: goa2a as above, with the SQLite store in a fresh
@@ -50,12 +51,14 @@ func startGoa2aPostgres() (*testServer, error) {
 		err := st.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, cerr := pgx.Connect(ctx, postgresDSN)
+		// A pool, not a bare connection: the DSN may hold pool_* settings,
+		// which a bare connection would send to the server and be refused.
+		pool, cerr := pgxpool.New(ctx, postgresDSN)
 		if cerr != nil {
 			return errors.Join(err, cerr)
 		}
-		defer conn.Close(ctx)
-		_, derr := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		defer pool.Close()
+		_, derr := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 		return errors.Join(err, derr)
 	})
 }

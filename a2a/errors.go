@@ -3,7 +3,9 @@ package a2a
 import (
 	"context"
 	"errors"
+	"math"
 	"strconv"
+	"time"
 )
 
 // Code is the kind of an A2A error: one of the protocol's own errors (A2A
@@ -32,6 +34,7 @@ const (
 	CodeUnauthenticated
 	CodePermissionDenied
 	CodeUnavailable
+	CodeResourceExhausted
 	numCodes
 )
 
@@ -40,6 +43,7 @@ const (
 	grpcInvalidArgument    = 3
 	grpcNotFound           = 5
 	grpcPermissionDenied   = 7
+	grpcResourceExhausted  = 8
 	grpcFailedPrecondition = 9
 	grpcUnimplemented      = 12
 	grpcInternal           = 13
@@ -52,7 +56,7 @@ var grpcNames = map[int]string{
 	grpcUnknown: "UNKNOWN", grpcInvalidArgument: "INVALID_ARGUMENT", grpcNotFound: "NOT_FOUND",
 	grpcPermissionDenied: "PERMISSION_DENIED", grpcFailedPrecondition: "FAILED_PRECONDITION",
 	grpcUnimplemented: "UNIMPLEMENTED", grpcInternal: "INTERNAL", grpcUnavailable: "UNAVAILABLE",
-	grpcUnauthenticated: "UNAUTHENTICATED",
+	grpcUnauthenticated: "UNAUTHENTICATED", grpcResourceExhausted: "RESOURCE_EXHAUSTED",
 }
 
 type codeInfo struct {
@@ -86,6 +90,10 @@ var codeTable = [numCodes]codeInfo{
 	CodeUnauthenticated:                {"Unauthenticated", -31401, 401, grpcUnauthenticated, "", "Authentication required"},
 	CodePermissionDenied:               {"PermissionDenied", -31403, 403, grpcPermissionDenied, "", "Permission denied"},
 	CodeUnavailable:                    {"Unavailable", -32603, 503, grpcUnavailable, "", "Service temporarily unavailable"},
+	// Not an A2A error: a server limit refused the call (too many streams
+	// or tasks, too many requests). -31429 sits beside the -31401/-31403 of
+	// REQUIREMENTS B3; the ErrorInfo names the limit in its metadata.
+	CodeResourceExhausted: {"ResourceExhausted", -31429, 429, grpcResourceExhausted, "RESOURCE_EXHAUSTED", "A server limit was reached"},
 }
 
 func (c Code) info() codeInfo {
@@ -166,6 +174,8 @@ func CodeFromHTTPStatus(status int) Code {
 		return CodePermissionDenied
 	case 503:
 		return CodeUnavailable
+	case 429:
+		return CodeResourceExhausted
 	case 400:
 		return CodeInvalidParams
 	case 405:
@@ -200,6 +210,11 @@ type Error struct {
 	// Details are further detail objects received from a peer, each with
 	// an "@type" member.
 	Details []map[string]any
+	// RetryAfter, when positive, tells the caller how long to wait before
+	// trying again. It is carried in a google.rpc.RetryInfo detail; the
+	// HTTP bindings also send it as a Retry-After header where the answer
+	// has an error status.
+	RetryAfter time.Duration
 
 	cause error
 }
@@ -223,6 +238,7 @@ var (
 	ErrUnauthenticated                = &Error{Code: CodeUnauthenticated}
 	ErrPermissionDenied               = &Error{Code: CodePermissionDenied}
 	ErrUnavailable                    = &Error{Code: CodeUnavailable}
+	ErrResourceExhausted              = &Error{Code: CodeResourceExhausted}
 )
 
 // NewError returns an error of the given kind. An empty message takes the
@@ -312,6 +328,7 @@ func AsError(err error) *Error {
 const (
 	ErrorInfoType  = "type.googleapis.com/google.rpc.ErrorInfo"
 	BadRequestType = "type.googleapis.com/google.rpc.BadRequest"
+	RetryInfoType  = "type.googleapis.com/google.rpc.RetryInfo"
 	// ErrorDomain is the ErrorInfo domain of A2A errors.
 	ErrorDomain = "a2a-protocol.org"
 )
@@ -327,6 +344,9 @@ func (e *Error) WireDetails() []any {
 	if len(e.Violations) > 0 {
 		out = append(out, badRequest{Type: BadRequestType, FieldViolations: e.Violations})
 	}
+	if e.RetryAfter > 0 {
+		out = append(out, retryInfo{Type: RetryInfoType, RetryDelay: formatDuration(e.RetryAfter)})
+	}
 	for _, d := range e.Details {
 		out = append(out, d)
 	}
@@ -340,6 +360,29 @@ type errorInfo struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
+type retryInfo struct {
+	Type       string `json:"@type"`
+	RetryDelay string `json:"retryDelay"` // google.protobuf.Duration JSON: "1.5s"
+}
+
+// formatDuration writes d as the JSON form of a google.protobuf.Duration:
+// seconds with up to nine fractional digits and an "s".
+func formatDuration(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// parseDuration reads the JSON form of a google.protobuf.Duration.
+func parseDuration(s string) (time.Duration, bool) {
+	if len(s) < 2 || s[len(s)-1] != 's' {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s[:len(s)-1], 64)
+	if err != nil || f < 0 || f > float64(math.MaxInt64/int64(time.Second)) {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
+}
+
 type badRequest struct {
 	Type            string           `json:"@type"`
 	FieldViolations []FieldViolation `json:"fieldViolations"`
@@ -350,7 +393,7 @@ type badRequest struct {
 // the caller derives from the JSON-RPC code or HTTP/gRPC status
 // (REQUIREMENTS B13). Only an ErrorInfo of the A2A domain (or one without a
 // domain) with a known reason is read; any other ErrorInfo, and details
-// other than ErrorInfo and BadRequest, are kept in Details.
+// other than ErrorInfo, BadRequest and RetryInfo, are kept in Details.
 func ErrorFromWire(kind Code, message string, details []map[string]any) *Error {
 	e := &Error{Code: kind, Message: message}
 	for _, d := range details {
@@ -370,6 +413,13 @@ func ErrorFromWire(kind Code, message string, details []map[string]any) *Error {
 						e.Metadata[k] = s
 					}
 				}
+			}
+		case RetryInfoType:
+			s, _ := d["retryDelay"].(string)
+			if r, ok := parseDuration(s); ok {
+				e.RetryAfter = r
+			} else {
+				e.Details = append(e.Details, d)
 			}
 		case BadRequestType:
 			if fvs, ok := d["fieldViolations"].([]any); ok {

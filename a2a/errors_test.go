@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -39,12 +40,14 @@ var e1 = []struct {
 	{a2a.CodeUnauthenticated, "Unauthenticated", -31401, "UNAUTHENTICATED", 401, ""},
 	{a2a.CodePermissionDenied, "Permission denied", -31403, "PERMISSION_DENIED", 403, ""},
 	{a2a.CodeUnavailable, "Temporarily unavailable", -32603, "UNAVAILABLE", 503, ""},
+	// Not in E1: our code for a server limit (beside B3's -31401/-31403).
+	{a2a.CodeResourceExhausted, "ResourceExhausted", -31429, "RESOURCE_EXHAUSTED", 429, "RESOURCE_EXHAUSTED"},
 }
 
 // grpcNumbers are the gRPC status codes by name.
 var grpcNumbers = map[string]int{
 	"UNKNOWN": 2, "INVALID_ARGUMENT": 3, "NOT_FOUND": 5, "PERMISSION_DENIED": 7,
-	"FAILED_PRECONDITION": 9, "UNIMPLEMENTED": 12, "INTERNAL": 13, "UNAVAILABLE": 14, "UNAUTHENTICATED": 16,
+	"RESOURCE_EXHAUSTED": 8, "FAILED_PRECONDITION": 9, "UNIMPLEMENTED": 12, "INTERNAL": 13, "UNAVAILABLE": 14, "UNAUTHENTICATED": 16,
 }
 
 // allCodes lists every defined Code, CodeUnknown first.
@@ -304,7 +307,7 @@ func TestErrorFromWire(t *testing.T) {
 		{"no details keeps the kind", a2a.CodeTaskNotFound, nil, a2a.CodeTaskNotFound, nil, 0},
 		{"unknown reason keeps the kind", a2a.CodeInternal, []map[string]any{info("SOMETHING_NEW", a2a.ErrorDomain, nil)}, a2a.CodeInternal, nil, 1},
 		{"foreign domain keeps the kind", a2a.CodeInternal, []map[string]any{info("TASK_NOT_FOUND", "example.com", map[string]any{"k": "v"})}, a2a.CodeInternal, nil, 1},
-		{"other details kept", a2a.CodeInternal, []map[string]any{{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}}, a2a.CodeInternal, nil, 1},
+		{"other details kept", a2a.CodeInternal, []map[string]any{{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{}}}, a2a.CodeInternal, nil, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -351,4 +354,31 @@ func TestErrorFromWire(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestRetryInfoRoundTrip(t *testing.T) {
+	orig := a2a.NewError(a2a.CodeResourceExhausted, "slow down").With("limit", "rate")
+	orig.RetryAfter = 1500 * time.Millisecond
+	b, err := json.Marshal(orig.WireDetails())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}`) {
+		t.Errorf("details = %s", b)
+	}
+	var details []map[string]any
+	if err := json.Unmarshal(b, &details); err != nil {
+		t.Fatal(err)
+	}
+	back := a2a.ErrorFromWire(a2a.CodeUnknown, "slow down", details)
+	if back.Code != a2a.CodeResourceExhausted || back.RetryAfter != orig.RetryAfter || back.Metadata["limit"] != "rate" {
+		t.Errorf("came back as %+v", back)
+	}
+	bad := a2a.ErrorFromWire(a2a.CodeUnknown, "", []map[string]any{{"@type": a2a.RetryInfoType, "retryDelay": "soon"}})
+	if bad.RetryAfter != 0 || len(bad.Details) != 1 {
+		t.Errorf("a malformed RetryInfo gave %+v", bad)
+	}
+	if a2a.CodeFromHTTPStatus(429) != a2a.CodeResourceExhausted {
+		t.Errorf("CodeFromHTTPStatus(429) = %v", a2a.CodeFromHTTPStatus(429))
+	}
 }

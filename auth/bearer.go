@@ -217,6 +217,12 @@ func quote(s string) string {
 // statusBody is the google.rpc.Status JSON of a 401, the shape the
 // HTTP+JSON binding uses for errors (A2A §11.6).
 func statusBody(message string) []byte {
+	return statusBodyCode(http.StatusUnauthorized, "UNAUTHENTICATED", message)
+}
+
+// statusBodyCode is the google.rpc.Status JSON of an HTTP error code with
+// the status name status (such as 403 and PERMISSION_DENIED).
+func statusBodyCode(code int, statusName, message string) []byte {
 	type status struct {
 		Code    int    `json:"code"`
 		Status  string `json:"status"`
@@ -227,7 +233,7 @@ func statusBody(message string) []byte {
 	enc.SetEscapeHTML(false) // keep "<token>" readable
 	if err := enc.Encode(struct {
 		Error status `json:"error"`
-	}{status{Code: http.StatusUnauthorized, Status: "UNAUTHENTICATED", Message: message}}); err != nil {
+	}{status{Code: code, Status: statusName, Message: message}}); err != nil {
 		panic(err) // a constant shape; cannot fail
 	}
 	return []byte(sb.String())

@@ -36,6 +36,8 @@ type state struct {
 	iface a2a.AgentInterface
 	t     transport
 	cache cacheInfo
+
+	public *a2a.AgentCard // the public card, when card is the extended one
 }
 
 // tenant is the tenant of a request: the interface's, when it has one, or
@@ -126,6 +128,9 @@ func (c *Client) fetchCard(ctx context.Context, prev *cacheInfo) (card *a2a.Agen
 	}
 	if err := validateCard(card); err != nil {
 		return nil, info, false, invalidResponseCause(err, "%s from %s: %v", op, c.cardURL, err)
+	}
+	if err := c.checkSignatures(ctx, data); err != nil {
+		return nil, info, false, fmt.Errorf("%w (card from %s)", err, c.cardURL)
 	}
 	return card, cacheFrom(resp, start), false, nil
 }
@@ -246,6 +251,11 @@ func (c *Client) newState(ctx context.Context, card *a2a.AgentCard) (*state, err
 	if err := validateCard(card); err != nil {
 		return nil, err
 	}
+	if c.cardURL == "" { // NewFromCard: a fetched card was checked in fetchCard
+		if err := c.checkCardSignatures(ctx, card); err != nil {
+			return nil, err
+		}
+	}
 	if c.cfg.verifier != nil {
 		if err := c.cfg.verifier(ctx, card); err != nil {
 			return nil, fmt.Errorf("client: agent card verification failed: %w", err)
@@ -278,6 +288,8 @@ func (c *Client) newState(ctx context.Context, card *a2a.AgentCard) (*state, err
 // verified and put to use, the interface chosen anew; if it is not usable,
 // the error is returned and the previous card stays in use. A Client made
 // by [NewFromCard] has no card URL, and RefreshCard returns an error.
+// An extended card in use ([Client.GetExtendedAgentCard]) stays in use
+// until the public card comes back with another version.
 //
 // Calls in flight keep the card they started with.
 func (c *Client) RefreshCard(ctx context.Context) (*a2a.AgentCard, error) {
@@ -297,6 +309,14 @@ func (c *Client) RefreshCard(ctx context.Context) (*a2a.AgentCard, error) {
 	if notModified {
 		next := *st
 		next.cache = info
+		c.state.Store(&next)
+		return st.card, nil
+	}
+	if st.public != nil && card.Version == st.public.Version {
+		// The extended card in use stays until the public card's
+		// version changes (A2A §3.1.11; extended.go).
+		next := *st
+		next.public, next.cache = card, info
 		c.state.Store(&next)
 		return st.card, nil
 	}

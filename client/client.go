@@ -241,18 +241,6 @@ func (c *Client) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.
 	return c.call(ctx, st, opDeletePushConfig, &r, nil)
 }
 
-// GetExtendedAgentCard returns the card the agent shows authenticated
-// callers (A2A §3.1.11). The client keeps using the card it has; pass the
-// result to [NewFromCard] to use it instead.
-func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
-	st := c.st()
-	var out a2a.AgentCard
-	if err := c.call(ctx, st, opGetExtendedCard, &a2a.GetExtendedAgentCardRequest{Tenant: st.tenant("")}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
 // unary sends one request: a copy of req with the tenant of the chosen
 // interface (tenant points at the copy's Tenant field), decoding the answer.
 func unary[Req, Resp any](ctx context.Context, c *Client, o op, req *Req, tenant func(*Req) *string) (*Resp, error) {

@@ -186,8 +186,8 @@ func TestOperations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if card.Description != "The extended card." || c.Card().Description == card.Description {
-				t.Errorf("extended card = %q, public %q", card.Description, c.Card().Description)
+			if card.Description != "The extended card." || c.Card().Description != card.Description {
+				t.Errorf("extended card = %q, card in use %q", card.Description, c.Card().Description)
 			}
 		}},
 		{"AllTasks early stop", func(t *testing.T, c *client.Client) {

@@ -63,5 +63,7 @@
 //
 // The card is fetched without credentials. [Client.RefreshCard] honours
 // Cache-Control and revalidates with If-None-Match (A2A §8.6).
-// [WithCardVerifier] is the hook for checking card signatures.
+// [WithCardSignatures] verifies card signatures (A2A §8.4.3) from the
+// bytes received, with an *auth.CardVerifier and its trust store;
+// [WithCardVerifier] is the hook for any other check.
 package client

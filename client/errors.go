@@ -154,6 +154,8 @@ func restKind(status string, httpStatus int) a2a.Code {
 		return a2a.CodeUnauthenticated
 	case "PERMISSION_DENIED":
 		return a2a.CodePermissionDenied
+	case "RESOURCE_EXHAUSTED":
+		return a2a.CodeResourceExhausted
 	}
 	return a2a.CodeFromHTTPStatus(httpStatus)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
@@ -101,6 +102,16 @@ func TestErrorMapping(t *testing.T) {
 			}},
 		{"JSON-RPC error with 401", rpc, answer(401, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-31401,"message":"who are you"}}`), a2a.CodeUnauthenticated, nil},
 		{"JSON-RPC 503", rpc, answer(503, "", ""), a2a.CodeUnavailable, nil},
+		// A server limit: our own code, with the limit and a retry delay.
+		{"JSON-RPC resource exhausted", rpc, answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"slow down","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"RESOURCE_EXHAUSTED","domain":"a2a-protocol.org","metadata":{"limit":"rate","value":"20"}},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.25s"}]}}`), a2a.CodeResourceExhausted,
+			func(t *testing.T, e *a2a.Error) {
+				if e.Metadata["limit"] != "rate" || e.RetryAfter != 250*time.Millisecond {
+					t.Errorf("metadata %v, retry after %v", e.Metadata, e.RetryAfter)
+				}
+			}},
+		{"JSON-RPC code -31429 only", rpc, answer(200, "application/json", `{"jsonrpc":"2.0","id":1,"error":{"code":-31429,"message":"slow down"}}`), a2a.CodeResourceExhausted, nil},
+		{"REST RESOURCE_EXHAUSTED without reason", rest, answer(429, "application/json", `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"slow down"}}`), a2a.CodeResourceExhausted, nil},
+		{"REST 429 from a gateway", rest, answer(429, "text/plain", "slow down"), a2a.CodeResourceExhausted, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,9 +157,13 @@ func newTestServer(t *testing.T, o serverOpts) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var handler http.Handler = mux
+	// Every call comes from one principal, as behind an authenticator:
+	// GetExtendedAgentCard refuses anonymous callers.
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), "tester")))
+	})
 	if o.wrap != nil {
-		handler = o.wrap(mux)
+		handler = o.wrap(handler)
 	}
 	srv.Config.Handler = handler
 	srv.Start()

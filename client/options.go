@@ -35,6 +35,7 @@ type config struct {
 	extensions  []string
 	timeout     time.Duration
 	verifier    func(context.Context, *a2a.AgentCard) error
+	signatures  CardSignatureVerifier // WithCardSignatures
 	backoffMin  time.Duration
 	backoffMax  time.Duration
 }

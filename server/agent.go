@@ -25,7 +25,10 @@ import (
 // input-required or auth-required, its question as the status message), so
 // the agent knows what it is resuming from. By the time Execute runs, the
 // Handler has moved the task back to working and added the answer to its
-// history.
+// history. An answer to auth-required is taken to carry credentials: the
+// agent receives it in full, but the history keeps it with its parts and
+// metadata withheld ([WithheldText]), so that no credential reaches the
+// store, GetTask, streams or push payloads.
 type Agent interface {
 	Execute(ctx context.Context, req *Request, w *Writer) error
 }

@@ -28,11 +28,15 @@ type Handler struct {
 	newID    func() string
 	extended func(ctx context.Context) (*a2a.AgentCard, error)
 
+	extendedMaxAge time.Duration // Cache-Control max-age of the extended card over GET
+
 	inputModes []string // accepted input media types; empty accepts all
 	required   []string // extension URIs the card marks required
 	tokens     tokenKey // signs page tokens
 
 	onState func(taskID string, state a2a.TaskState)
+
+	limits *limiter // see limits.go
 
 	retention     time.Duration // 0: keep finished tasks
 	maintainEvery time.Duration // < 0: no background maintenance
@@ -99,7 +103,10 @@ func WithIDGenerator(newID func() string) Option {
 
 // WithExtendedCard sets the card returned by GetExtendedAgentCard. The
 // public card must declare capabilities.extendedAgentCard; without this
-// option such a card answers ExtendedAgentCardNotConfiguredError.
+// option such a card answers ExtendedAgentCardNotConfiguredError. get is
+// called only for authenticated callers, with the caller's context: it may
+// vary the card by principal, and should set the card's version (A2A
+// §13.3). See [Handler.GetExtendedAgentCard].
 func WithExtendedCard(get func(ctx context.Context) (*a2a.AgentCard, error)) Option {
 	return func(h *Handler) error {
 		h.extended = get
@@ -146,6 +153,8 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 		done:  make(chan struct{}),
 
 		maintainEvery: DefaultMaintenanceInterval,
+
+		extendedMaxAge: DefaultExtendedCardMaxAge,
 	}
 	for _, opt := range opts {
 		if err := opt(h); err != nil {
@@ -154,6 +163,9 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 	}
 	if h.store == nil {
 		h.store = memory.New()
+	}
+	if h.limits == nil {
+		h.limits = newLimiter(Limits{})
 	}
 	h.inputModes = acceptedInputModes(card)
 	for _, ext := range card.Capabilities.Extensions {
@@ -224,10 +236,13 @@ func (h *Handler) Close(ctx context.Context) error {
 // stamp is the current time at wire precision.
 func (h *Handler) stamp() a2a.Timestamp { return a2a.TimestampOf(h.now()) }
 
-// begin checks the service parameters of a call: the A2A-Version (A2A
-// §3.6.2; a missing header means 0.3, REQUIREMENTS B1) and the extensions the
-// card requires (A2A §4.6.3).
+// begin checks the caller's request rate ([Limits]), then the service
+// parameters of a call: the A2A-Version (A2A §3.6.2; a missing header means
+// 0.3, REQUIREMENTS B1) and the extensions the card requires (A2A §4.6.3).
 func (h *Handler) begin(ctx context.Context) error {
+	if err := h.limits.allow(ctx, h.now); err != nil {
+		return err
+	}
 	p, ok := ServiceParamsFrom(ctx)
 	if !ok {
 		return nil

@@ -524,7 +524,7 @@ func operations() []operation {
 			return h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: withConfig(t, h), ID: "cfg"})
 		}},
 		{"GetExtendedAgentCard", func(t *testing.T, h *server.Handler, ctx context.Context) error {
-			_, err := h.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+			_, err := h.GetExtendedAgentCard(server.WithPrincipal(ctx, "alice"), &a2a.GetExtendedAgentCardRequest{})
 			return err
 		}},
 	}
@@ -666,7 +666,7 @@ func TestGetExtendedAgentCard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHandler(t, testCard(func(c *a2a.AgentCard) { c.Capabilities.ExtendedAgentCard = tc.cap }), scripted, tc.opts...)
-			got, err := h.GetExtendedAgentCard(v1(testCtx(t)), &a2a.GetExtendedAgentCardRequest{})
+			got, err := h.GetExtendedAgentCard(server.WithPrincipal(v1(testCtx(t)), "alice"), &a2a.GetExtendedAgentCardRequest{})
 			if tc.want != nil {
 				wantErr(t, err, tc.want)
 				return
@@ -687,7 +687,7 @@ func TestGetExtendedAgentCard(t *testing.T) {
 			c.Name = "card for " + name
 			return &c, nil
 		}))
-		got, err := h.GetExtendedAgentCard(context.WithValue(v1(testCtx(t)), callerKey{}, "alice"), &a2a.GetExtendedAgentCardRequest{})
+		got, err := h.GetExtendedAgentCard(context.WithValue(server.WithPrincipal(v1(testCtx(t)), "alice"), callerKey{}, "alice"), &a2a.GetExtendedAgentCardRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,25 +141,3 @@ func requireIDs(taskID, id string) error {
 	}
 	return nil
 }
-
-// GetExtendedAgentCard returns the card for authenticated callers (A2A
-// §3.1.11).
-func (h *Handler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	if err := h.begin(ctx); err != nil {
-		return nil, err
-	}
-	if !h.card.Capabilities.SupportsExtendedCard() {
-		return nil, a2a.NewError(a2a.CodeUnsupportedOperation, "this agent declares no extended agent card")
-	}
-	if h.extended == nil {
-		return nil, a2a.NewError(a2a.CodeExtendedAgentCardNotConfigured, "")
-	}
-	c, err := h.extended(ctx)
-	if err != nil {
-		return nil, a2a.AsError(err)
-	}
-	if c == nil {
-		return nil, a2a.NewError(a2a.CodeExtendedAgentCardNotConfigured, "")
-	}
-	return c, nil
-}

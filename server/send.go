@@ -139,6 +139,12 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 			yield(StreamEvent{}, err)
 			return
 		}
+		release, err := h.admitStream(ctx)
+		if err != nil {
+			yield(StreamEvent{}, err)
+			return
+		}
+		defer release()
 		res, err := h.startExchange(ctx, req, streamBuffer)
 		if err != nil {
 			yield(StreamEvent{}, err)
@@ -298,6 +304,9 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 	}
 	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
 	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
+	if err := h.admitTask(ctx, ex.exec, true); err != nil {
+		return exchangeResult{}, err
+	}
 	w := &Writer{h: h, ex: ex, req: r, exec: ex.exec}
 	if err := h.execute(r, w); err != nil {
 		return exchangeResult{}, err
@@ -360,7 +369,13 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: h.stamp()},
 		})
 	}
-	events = append(events, msg)
+	if t.Status.State == a2a.TaskStateAuthRequired {
+		// The answer carries credentials: the agent gets it, the log
+		// does not (credentials.go).
+		events = append(events, withholdCredentials(msg))
+	} else {
+		events = append(events, msg)
+	}
 	if err := h.appendLocked(ctx, lt, events...); err != nil {
 		if errors.Is(err, ErrTaskClosed) {
 			// Another writer of the store ended it first.
@@ -370,6 +385,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		return exchangeResult{}, a2a.AsError(err)
 	}
 	exec := h.newExecution()
+	_ = h.admitTask(ctx, exec, false) // counted, never refused
 	w := &Writer{h: h, req: r, exec: exec, lt: lt}
 	if err := h.execute(r, w); err != nil {
 		// Close came after the check above: the task was moved to working

@@ -177,6 +177,12 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			yield(StreamEvent{}, err)
 			return
 		}
+		release, err := h.admitStream(ctx)
+		if err != nil {
+			yield(StreamEvent{}, err)
+			return
+		}
+		defer release()
 		if err := requireID("id", req.ID); err != nil {
 			yield(StreamEvent{}, err)
 			return

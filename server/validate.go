@@ -23,10 +23,14 @@ func (h *Handler) validateSend(req *a2a.SendMessageRequest) error {
 	if m.Role != a2a.RoleUser {
 		v = append(v, a2a.FieldViolation{Field: "message.role", Description: "role must be ROLE_USER for a client message, got " + m.Role.String()})
 	}
-	if len(m.Parts) == 0 {
+	parts := m.Parts
+	if len(parts) == 0 {
 		v = append(v, a2a.FieldViolation{Field: "message.parts", Description: "at least one part is required"})
+	} else if tooMany := h.limits.checkParts(len(parts)); tooMany != nil {
+		v = append(v, *tooMany)
+		parts = nil // one violation, not one per part
 	}
-	for i, p := range m.Parts {
+	for i, p := range parts {
 		if p.Content == nil {
 			v = append(v, a2a.FieldViolation{Field: fmt.Sprintf("message.parts[%d]", i), Description: "a part must have exactly one of text, raw, url or data"})
 		}

@@ -19,7 +19,7 @@ const (
 const usage = `a2a: the goa2a command line for the Agent2Agent protocol v1.0
 
 Usage:
-  a2a card URL                       show an agent's card
+  a2a card URL [--jwks FILE|URL]     show an agent's card (and verify its signature)
   a2a send URL TEXT [flags]          send a message (--stream, --async, --task, --file, --data, --history)
   a2a get URL TASK_ID                show a task
   a2a list URL [flags]               list tasks (--status, --context, --all)

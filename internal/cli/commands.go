@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"mime"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/client"
 )
 
@@ -65,19 +67,73 @@ func runClientCommand(e *env, c *command, args []string) int {
 }
 
 var cardCommand = &command{
-	name: "card", args: "URL", about: "fetch and show an agent's card", want: 1,
-	setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error { return runCard },
+	name: "card", args: "URL", about: "fetch and show an agent's card (its extended card with --token or --header)", want: 1,
+	setup: func(fs *flag.FlagSet) func(*env, *clientFlags, []string) error {
+		var o cardFlags
+		fs.StringVar(&o.jwks, "jwks", "", "verify the card's signatures (A2A §8.4) with the keys of this JWK set, a file or an http(s) URL; exit 1 if none verifies")
+		return o.run
+	},
 }
 
-func runCard(e *env, cf *clientFlags, pos []string) error {
-	c, err := cf.connect(e, pos[0])
+// cardFlags are the flags of a2a card.
+type cardFlags struct {
+	jwks string
+}
+
+func (o *cardFlags) run(e *env, cf *clientFlags, pos []string) error {
+	var check *cardCheck
+	var extra []client.Option
+	if o.jwks != "" {
+		hc, err := cf.tls.httpClient(io.Discard)
+		if err != nil {
+			return err
+		}
+		keys, err := loadCardKeys(e.ctx, hc, o.jwks, cf.timeout)
+		if err != nil {
+			return err
+		}
+		check = &cardCheck{v: &auth.CardVerifier{Keys: keys}}
+		extra = append(extra, client.WithCardSignatures(check))
+	}
+	if err := runCard(e, cf, pos, check, extra...); err != nil {
+		return err
+	}
+	if check != nil && check.err != nil {
+		if cf.json {
+			fmt.Fprintf(e.stderr, "a2a card: %v: %s\n", errNotVerified, strings.TrimPrefix(check.status(), "not verified: "))
+		}
+		return exitCode(ExitError)
+	}
+	return nil
+}
+
+func runCard(e *env, cf *clientFlags, pos []string, check *cardCheck, extra ...client.Option) error {
+	c, err := cf.connect(e, pos[0], extra...)
 	if err != nil {
 		return err
+	}
+	// With credentials, show what they unlock: the extended card, when
+	// the agent offers one (A2A §3.1.11).
+	extended := false
+	if cf.token != "" || len(cf.headers) > 0 {
+		if c.Card().Capabilities.SupportsExtendedCard() {
+			if _, err := c.GetExtendedAgentCard(e.ctx); err != nil {
+				return err
+			}
+			extended = true
+		}
 	}
 	if cf.json {
 		return e.printJSON(c.Card())
 	}
-	printCard(e.stdout, style{e.term}, c.Card())
+	sigStatus := ""
+	if check != nil {
+		sigStatus = check.status()
+	}
+	printCard(e.stdout, style{e.term}, c.Card(), sigStatus)
+	if extended {
+		fmt.Fprintf(e.stdout, "\n%s\n", style{e.term}.dim("the extended card, shown to authenticated callers"))
+	}
 	return nil
 }
 

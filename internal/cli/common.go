@@ -38,6 +38,7 @@ type clientFlags struct {
 	token   string
 	binding string
 	timeout time.Duration
+	tls     clientTLSFlags // --cacert, --cert, --key (clienttls.go)
 }
 
 type multiFlag []string
@@ -50,6 +51,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", `extra request header "Name: value" (repeatable)`)
 	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token>")
 	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc or rest (default: the card's first)")
+	f.tls.register(fs)
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")
 }
 
@@ -78,13 +80,21 @@ type usageError string
 
 func (e usageError) Error() string { return string(e) }
 
-// connect resolves the agent at rawURL and returns a client for it.
-func (f *clientFlags) connect(e *env, rawURL string) (*client.Client, error) {
+// connect resolves the agent at rawURL and returns a client for it, with
+// extra options after those of the flags.
+func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*client.Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageError(fmt.Sprintf("%q is not an agent URL (want http://host:port or https://...)", rawURL))
 	}
 	var opts []client.Option
+	hc, err := f.tls.httpClient(e.stderr)
+	if err != nil {
+		return nil, err
+	}
+	if hc != nil {
+		opts = append(opts, client.WithHTTPClient(hc))
+	}
 	if f.timeout > 0 {
 		opts = append(opts, client.WithTimeout(f.timeout))
 	}
@@ -109,7 +119,7 @@ func (f *clientFlags) connect(e *env, rawURL string) (*client.Client, error) {
 	}
 	// The card URL may be given in full; the client wants the base.
 	base := strings.TrimSuffix(strings.TrimRight(rawURL, "/"), "/.well-known/agent-card.json")
-	return client.New(e.ctx, base, opts...)
+	return client.New(e.ctx, base, append(opts, extra...)...)
 }
 
 // fail prints err the way a person wants to read it and returns the exit

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/internal/capture"
 	"github.com/goa2a/a2a/kit/deployer"
 	"github.com/goa2a/a2a/kit/planner"
@@ -130,6 +131,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			o.advertise[i] = fmt.Sprintf("http://localhost:%d", kitPort+i)
 		}
 		o.serverOptions = deterministicServerOptions()
+		o.cardSigner = deployer.DemoSigner() // HS256 with a public secret: same bytes every run
 	}
 	k, err := startKit(o)
 	if err != nil {
@@ -224,6 +226,8 @@ type kitOptions struct {
 	// pace, when set, is the test-runner's Pace hook (tests hold a task
 	// at a log line with it); nil waits lineDelay.
 	pace func(ctx context.Context, taskID string, line int) error
+	// cardSigner signs the deployer's card; nil: a new ES256 key.
+	cardSigner *auth.CardSigner
 }
 
 // kitServer is one running agent.
@@ -289,7 +293,7 @@ func startKit(o kitOptions) (*runningKit, error) {
 			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, opts("code-reviewer"))
 		}},
 		{"deployer", true, func(base string) (http.Handler, *server.Handler, error) {
-			return deployer.NewServer(base, o.token, opts("deployer")...)
+			return deployer.NewServerWithSigner(base, o.token, o.cardSigner, opts("deployer")...)
 		}},
 	}
 	for i, m := range makers {

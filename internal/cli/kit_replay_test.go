@@ -12,6 +12,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/capture"
+	"github.com/goa2a/a2a/kit/deployer"
 )
 
 // replayed are the kit's scenarios replayed, in the kit's order: each
@@ -222,7 +223,7 @@ func TestRecordKitScenarios(t *testing.T) {
 		t.Skip(err)
 	}
 	g := &gate{}
-	o := kitOptions{token: demoToken, serverOptions: deterministicServerOptions(), pace: g.pace}
+	o := kitOptions{token: demoToken, serverOptions: deterministicServerOptions(), pace: g.pace, cardSigner: deployer.DemoSigner()}
 	for i := range o.advertise {
 		o.advertise[i] = "http://localhost:" + []string{"41241", "41242", "41243"}[i]
 	}

@@ -104,8 +104,9 @@ func short(id string) string {
 	return id
 }
 
-// printCard writes a readable summary of an agent card.
-func printCard(w io.Writer, s style, c *a2a.AgentCard) {
+// printCard writes a readable summary of an agent card. sigStatus, when
+// not empty, is the outcome of verifying its signatures.
+func printCard(w io.Writer, s style, c *a2a.AgentCard, sigStatus string) {
 	fmt.Fprintf(w, "%s %s\n", s.bold(c.Name), s.dim("v"+c.Version))
 	if c.Description != "" {
 		fmt.Fprintf(w, "%s\n", c.Description)
@@ -162,7 +163,10 @@ func printCard(w io.Writer, s style, c *a2a.AgentCard) {
 			fmt.Fprintf(w, "%-13s %s: %s\n", label, n, schemeText(c.SecuritySchemes[n]))
 		}
 	}
-	if len(c.Signatures) > 0 {
+	switch {
+	case sigStatus != "": // a2a card --jwks
+		fmt.Fprintf(w, "%-13s %d, %s\n", "signatures", len(c.Signatures), sigStatus)
+	case len(c.Signatures) > 0:
 		fmt.Fprintf(w, "%-13s %d (not verified)\n", "signatures", len(c.Signatures))
 	}
 	if len(c.Skills) > 0 {

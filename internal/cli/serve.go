@@ -115,6 +115,8 @@ type serveRun struct {
 	base        string // public base URL
 	about       string // what the agent does
 	principals  int    // of --api-key; 0 when the server is open
+
+	tls *serveTLS // nil without TLS
 }
 
 // apiKeySchemeName names the --api-key scheme in the agent card.
@@ -147,9 +149,12 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 			return nil, fmt.Errorf("cannot listen on %s: %w", cfg.opsAddr, err)
 		}
 	}
+	if err = s.setupTLS(); err != nil {
+		return nil, err
+	}
 	s.base = cfg.publicURL
 	if s.base == "" {
-		s.base = "http://" + s.ln.Addr().String()
+		s.base = s.scheme() + "://" + s.ln.Addr().String()
 	}
 	s.base = strings.TrimRight(s.base, "/")
 
@@ -168,6 +173,13 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		card.SecuritySchemes = map[string]a2a.SecurityScheme{apiKeySchemeName: auth.APIKeyScheme()}
 		card.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{apiKeySchemeName: {List: []string{}}}}}
 	}
+	if err = s.declareJWT(context.Background(), card); err != nil {
+		return nil, err
+	}
+	s.declareMutualTLS(card)
+	if card, err = s.signCard(card); err != nil { // --sign-key (serve_sign.go), after every change to the card
+		return nil, err
+	}
 
 	s.metrics = newMetrics(time.Now())
 	s.agent = &trackedAgent{agent: agent}
@@ -181,6 +193,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		server.WithLogger(s.log),
 		server.WithStore(s.store),
 		server.WithStateHook(s.metrics.observeTask),
+		server.WithLimits(cfg.limitSettings.limits()),
 	}
 	if cfg.retention > 0 {
 		opts = append(opts, server.WithRetention(cfg.retention))
@@ -194,7 +207,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	}
 	ops := s.opsMux()
 	root := http.NewServeMux()
-	root.Handle("/", s.metrics.instrument(s.authenticate(app), s.log, cfg.bindings, cfg.maxBody))
+	root.Handle("/", s.metrics.instrument(withClientKey(s.clientCerts(app, s.authenticate(app))), s.log, cfg.bindings, cfg.maxBody))
 	if s.opsLn == nil {
 		root.Handle("/healthz", ops)
 		root.Handle("/readyz", ops)
@@ -202,11 +215,11 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	} else {
 		s.opsSrv = s.httpServer(ops)
 	}
-	s.srv = s.httpServer(root)
+	s.srv = s.httpServer(s.guardTransport(root))
 	return s, nil
 }
 
-// authenticate puts --api-key in front of the A2A bindings (and of any
+// authenticate puts --api-key and --jwks in front of the A2A bindings (and of any
 // unknown path, which answers 401 rather than 404 to strangers). The public
 // agent card stays readable: clients need it to learn how to authenticate
 // (A2A §8.2). The ops endpoints are not behind app at all.
@@ -216,13 +229,17 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 func (s *serveRun) authenticate(app http.Handler) http.Handler {
 	keys := s.cfg.apiKeys
 	s.cfg.apiKey, s.cfg.apiKeys = nil, nil
-	if keys == nil {
+	var keyed http.Handler
+	if keys != nil {
+		s.principals = principals(keys)
+		keyed = auth.APIKey(keys, app)
+	}
+	guarded := s.guardJWT(app, keyed) // --jwks (serve_jwt.go)
+	if guarded == nil {
 		return app
 	}
-	s.principals = principals(keys)
-	guarded := auth.APIKey(keys, app)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == server.WellKnownCardPath {
+		if r.URL.Path == server.WellKnownCardPath || s.isCardJWKS(r.URL.Path) {
 			app.ServeHTTP(w, r)
 			return
 		}
@@ -245,8 +262,8 @@ func servedInterfaces(all []a2a.AgentInterface, bindings bindingsFlag) []a2a.Age
 func (s *serveRun) httpServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.cfg.headerTimeout,
+		IdleTimeout:       s.cfg.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }
@@ -290,9 +307,13 @@ func (s *serveRun) run(ctx context.Context) int {
 	if s.principals > 0 {
 		authMode = "api-key"
 		fmt.Fprintf(s.stdout, "  auth        API key (%s), %s\n", auth.APIKeyHeader, plural(s.principals, "principal"))
-	} else {
+	} else if !s.mutualTLSOn() && !s.jwtOn() {
 		fmt.Fprintf(s.stdout, "  auth        none: anyone who can reach the server can use it\n")
 	}
+	authMode = s.withJWT(authMode)
+	authMode = s.withMutualTLS(authMode)
+	s.printTLS()
+	s.printCardSigning()
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 

@@ -42,6 +42,13 @@ type serveConfig struct {
 	apiKey     apiKeysFlag       // as given; checked by validate
 	apiKeys    map[string]string // key -> principal, made by validate
 
+	tlsSettings // --tls-*, --client-*, timeouts (serve_tls.go)
+	jwtSettings // --jwks, --audience, --issuer, --scope (serve_jwt.go)
+
+	signSettings // --sign-key, --sign-kid (serve_sign.go)
+
+	limitSettings // --max-streams, --rate, ... (serve_limits.go)
+
 	grace     time.Duration
 	logFormat string
 	verbose   bool
@@ -82,6 +89,10 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&cfg.apiKey, "api-key", "admit requests to the A2A bindings that carry `PRINCIPAL=KEY`'s key in the X-API-Key header, as PRINCIPAL\n"+
 		"(repeatable; a principal may have several keys, a key only one principal). The agent card and /healthz,\n"+
 		"/readyz, /metrics stay open. Without --api-key, anyone who can reach the server can use it")
+	cfg.tlsSettings.register(fs)
+	cfg.jwtSettings.register(fs)
+	cfg.signSettings.register(fs)
+	cfg.limitSettings.register(fs)
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.BoolVar(&cfg.verbose, "v", false, "debug logs: every agent failure in detail")
@@ -254,6 +265,10 @@ func (cfg *serveConfig) validate() error {
 	if cfg.dataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
+	errs = append(errs, cfg.tlsSettings.validate(cfg.set, cfg.publicURL)...)
+	errs = append(errs, cfg.jwtSettings.validate(cfg.set)...)
+	errs = append(errs, cfg.signSettings.validate(cfg.set)...)
+	errs = append(errs, cfg.limitSettings.validate()...)
 	keys, err := cfg.apiKey.keys()
 	if err != nil {
 		errs = append(errs, err)

@@ -77,7 +77,7 @@ func TestServeConfigErrors(t *testing.T) {
 		name, text string
 		want       string
 	}{
-		{"unknown key", `{"addr": "127.0.0.1:0", "max_body": 10}`, `unknown key "max_body" (known keys: addr, agent, api-key, bindings,`},
+		{"unknown key", `{"addr": "127.0.0.1:0", "max_body": 10}`, `unknown key "max_body" (known keys: addr, agent, api-key, audience, bindings,`},
 		{"config key", `{"config": "other.json"}`, `unknown key "config"`},
 		{"bad duration", `{"grace": 10}`, `key "grace": invalid value 10: parse error`},
 		{"bad number", `{"max-body": "lots"}`, `key "max-body": invalid value "lots": parse error`},

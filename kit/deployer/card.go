@@ -1,31 +1,65 @@
 package deployer
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"fmt"
+
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
 )
 
 // SecuritySchemeName is the card's name for the bearer scheme.
 const SecuritySchemeName = "bearer"
 
-// recordedSignature is the signature entry of the kit's deployer card
-// (capture 01 #3, made as capture 17 shows: HS256 over the canonical card
-// with its interfaces at http://localhost:41243). It is static data that
-// reproduces the recorded card; it signs nothing we serve: it only
-// verifies for that exact card, and our encoding of the card's empty
-// scope list differs from the kit's (see the package documentation).
-// Real signing belongs to the auth package's card signing work.
-var recordedSignature = a2a.AgentCardSignature{
-	Protected: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpPU0UiLCJraWQiOiJkZXBsb3llci1rZXktMSJ9",
-	Signature: "yPk834ji_dOVmxElhzV3yTYBT9NVp8Bx1j5K0LQmOww",
+// KeyID is the key ID of the deployer's card signatures, the kit's
+// (capture 17 #2).
+const KeyID = "deployer-key-1"
+
+// JWKSPath is where [NewServer] publishes the public key of its card
+// signatures, as a JWK set (RFC 7517); the signatures name it as their
+// "jku".
+const JWKSPath = "/.well-known/jwks.json"
+
+// DemoSecret is the HS256 secret of [DemoSigner]. It is public on purpose:
+// it lets a demo recording be reproduced byte for byte, and so a card it
+// signs proves nothing to anyone but a test. The kit's own secret, with
+// which it made the signature of capture 01 #3, is not recorded anywhere.
+const DemoSecret = "a2a-101 demo card signing secret (public, proves nothing)"
+
+// DemoSigner returns the signer of the demo's deterministic mode: HS256
+// with [DemoSecret] under [KeyID], no jku. Its protected header is the
+// kit's exactly (capture 17 #2); its signatures are not, since the kit's
+// secret is unknown (docs/kit-differences.md, card-signature).
+func DemoSigner() *auth.CardSigner {
+	s, err := auth.NewCardSigner(KeyID, []byte(DemoSecret), "")
+	if err != nil {
+		panic("deployer: the demo secret is unusable: " + err.Error()) // a constant
+	}
+	return s
+}
+
+// NewSigner returns a signer with a new ES256 key under [KeyID], whose
+// signatures name jwksURL (such as baseURL + [JWKSPath]) as their jku; the
+// key lives as long as the signer.
+func NewSigner(jwksURL string) (*auth.CardSigner, error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("deployer: generating the card signing key: %w", err)
+	}
+	return auth.NewCardSigner(KeyID, k, jwksURL)
 }
 
 // Card returns the deployer's public agent card for a server whose
-// interfaces are at jsonrpcURL and restURL (capture 01 #3), including the
-// kit's recorded signature entry.
-func Card(jsonrpcURL, restURL string) *a2a.AgentCard {
-	c := baseCard(jsonrpcURL, restURL)
-	c.Signatures = []a2a.AgentCardSignature{recordedSignature}
-	return c
+// interfaces are at jsonrpcURL and restURL (capture 01 #3), signed by
+// signer (A2A §8.4).
+func Card(jsonrpcURL, restURL string, signer *auth.CardSigner) (*a2a.AgentCard, error) {
+	c, err := auth.SignCard(baseCard(jsonrpcURL, restURL), signer)
+	if err != nil {
+		return nil, fmt.Errorf("deployer: signing the card: %w", err)
+	}
+	return c, nil
 }
 
 // ExtendedCard returns the card GetExtendedAgentCard gives authenticated

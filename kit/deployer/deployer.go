@@ -14,10 +14,10 @@
 //
 // Differences from the kit that stay: the card's security requirement names
 // the bearer scheme with no scopes, which our ProtoJSON encoding writes as
-// {} where the kit writes {"list": []}; the card carries the kit's recorded
-// signature entry as static data, which therefore verifies for no card we
-// serve until the card signing work signs it for real; and the card
-// response carries caching headers.
+// {} where the kit writes {"list": []}; the card is signed for real (see
+// [NewServer] and [DemoSigner]), and the kit's HS256 secret is not
+// recorded, so our signature value is not the kit's; and the card response
+// carries caching headers.
 package deployer
 
 import (

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/internal/capture"
 	"io"
 	"net/http"
@@ -48,6 +49,19 @@ type testServer struct {
 // listens at) with the given tokens (nil for the kit's token).
 func startServer(t *testing.T, baseURL string, tokens map[string]string, opts ...server.Option) *testServer {
 	t.Helper()
+	return startSigned(t, baseURL, tokens, DemoSigner(), opts...)
+}
+
+// startServerWith runs a deployer at its own URL whose card signer is
+// signer (nil: a new ES256 key, as NewServer).
+func startServerWith(t *testing.T, signer *auth.CardSigner) *testServer {
+	t.Helper()
+	return startSigned(t, "", nil, signer)
+}
+
+// startSigned is startServer with the card signer given.
+func startSigned(t *testing.T, baseURL string, tokens map[string]string, signer *auth.CardSigner, opts ...server.Option) *testServer {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil) // listens on 127.0.0.1
 	url := "http://" + srv.Listener.Addr().String()
 	if baseURL == "" {
@@ -57,7 +71,7 @@ func startServer(t *testing.T, baseURL string, tokens map[string]string, opts ..
 		tokens = map[string]string{kitToken: Principal}
 	}
 	agent := &Agent{}
-	handler, h, err := newServer(baseURL, tokens, agent, opts...)
+	handler, h, err := newServer(baseURL, tokens, agent, signer, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -25,7 +26,10 @@ const Principal = "deployer-client"
 // the [ExtendedCard], and one http.Handler that serves
 //
 //   - the public card at /.well-known/agent-card.json, without
-//     authentication;
+//     authentication, signed with an ES256 key made for this server
+//     ([NewSigner]);
+//   - that key's public half as a JWK set at [JWKSPath], without
+//     authentication, which the signature names as its jku;
 //   - the JSON-RPC binding at /a2a/jsonrpc and the HTTP+JSON binding under
 //     /a2a/rest/, behind [auth.Bearer] with token: any request without it
 //     gets 401 before an A2A method runs (every other path does too);
@@ -36,26 +40,51 @@ const Principal = "deployer-client"
 // returned Handler, which also ends deploys waiting for approval (they stay
 // in auth-required in the store).
 func NewServer(baseURL, token string, opts ...server.Option) (http.Handler, *server.Handler, error) {
+	return NewServerWithSigner(baseURL, token, nil, opts...)
+}
+
+// NewServerWithSigner is [NewServer] with the card signed by signer; nil
+// means a new ES256 key, as NewServer. The JWK set at [JWKSPath] is
+// served when signer has a public key (not for HS256, such as
+// [DemoSigner]).
+func NewServerWithSigner(baseURL, token string, signer *auth.CardSigner, opts ...server.Option) (http.Handler, *server.Handler, error) {
 	if token == "" {
 		return nil, nil, errors.New("deployer: empty bearer token")
 	}
-	return newServer(baseURL, map[string]string{token: Principal}, &Agent{}, opts...)
+	return newServer(baseURL, map[string]string{token: Principal}, &Agent{}, signer, opts...)
 }
 
-// newServer is NewServer with the agent and token table given.
-func newServer(baseURL string, tokens map[string]string, agent *Agent, opts ...server.Option) (http.Handler, *server.Handler, error) {
+// newServer is NewServerWithSigner with the agent and token table given.
+func newServer(baseURL string, tokens map[string]string, agent *Agent, signer *auth.CardSigner, opts ...server.Option) (http.Handler, *server.Handler, error) {
 	base := strings.TrimRight(baseURL, "/")
 	if base == "" {
 		return nil, nil, errors.New("deployer: empty base URL")
 	}
+	if signer == nil {
+		var err error
+		if signer, err = NewSigner(base + JWKSPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	var jwks []byte
+	if signer.Alg() != auth.CardHS256 {
+		var err error
+		if jwks, err = signer.JWKS(); err != nil {
+			return nil, nil, fmt.Errorf("deployer: %w", err)
+		}
+	}
 	agent.BaseURL = base
 	in := a2ahttp.Interfaces(base)
 	jsonrpcURL, restURL := in[0].URL, in[1].URL
+	card, err := Card(jsonrpcURL, restURL, signer)
+	if err != nil {
+		return nil, nil, err
+	}
 	extended := ExtendedCard(jsonrpcURL, restURL)
 	opts = append([]server.Option{server.WithExtendedCard(func(context.Context) (*a2a.AgentCard, error) {
 		return extended, nil
 	})}, opts...)
-	h, err := server.NewHandler(Card(jsonrpcURL, restURL), agent, opts...)
+	h, err := server.NewHandler(card, agent, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -67,6 +96,25 @@ func newServer(baseURL string, tokens map[string]string, agent *Agent, opts ...s
 	mux := http.NewServeMux()
 	mux.Handle(server.WellKnownCardPath, a2aMux)
 	mux.Handle(ApprovePath, agent.ApprovalHandler())
+	if jwks != nil {
+		mux.Handle(JWKSPath, jwksHandler(jwks))
+	}
 	mux.Handle("/", auth.Bearer(tokens, a2aMux, auth.WithRealm(Realm)))
 	return mux, h, nil
+}
+
+// jwksHandler serves a JWK set.
+func jwksHandler(jwks []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(jwks)
+		}
+	})
 }

@@ -48,7 +48,11 @@ func newServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = mux
+	// Every call comes from one principal, as behind an authenticator:
+	// GetExtendedAgentCard refuses anonymous callers.
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), "tester")))
+	})
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); _ = h.Close(context.Background()) })
 	return base

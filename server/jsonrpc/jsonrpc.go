@@ -81,6 +81,12 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		j.writeError(w, http.StatusBadRequest, nullID, a2a.NewError(a2a.CodeInvalidRequest, "could not read the request body"))
 		return
 	}
+	// Nesting is checked before anything is decoded; like a parse error,
+	// the answer has a null id.
+	if err := a2a.CheckDepth(body, j.h.Limits().MaxDepth); err != nil {
+		j.writeError(w, http.StatusOK, nullID, err)
+		return
+	}
 	env, perr := parseEnvelope(body)
 	if perr != nil {
 		id := nullID
@@ -215,6 +221,9 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 		var req a2a.GetExtendedAgentCardRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.GetExtendedAgentCard(ctx, &req)
+		}
+		if err == nil {
+			j.h.ExtendedCardHeaders(w.Header(), http.MethodPost, "", nil)
 		}
 	default:
 		err = a2a.NewError(a2a.CodeMethodNotFound, "")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/wire"
@@ -48,6 +50,10 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 	}
 	if status == 0 {
 		status = e.Code.HTTPStatus()
+	}
+	if e.RetryAfter > 0 {
+		// Whole seconds, rounded up (RFC 9110 §10.2.3).
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)

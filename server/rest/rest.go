@@ -148,7 +148,8 @@ func (rh *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.
 		})
 		result = struct{}{}
 	case opGetExtendedCard:
-		result, err = rh.h.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{Tenant: rt.tenant})
+		rh.extendedCard(ctx, w, r, rt)
+		return
 	default:
 		err = a2a.NewError(a2a.CodeInternal, "")
 	}
@@ -178,6 +179,9 @@ func (rh *Handler) readBody(w http.ResponseWriter, r *http.Request, v any) (int,
 	if ct := r.Header.Get("Content-Type"); ct != "" && !jsonContentType(ct) {
 		return 0, a2a.NewError(a2a.CodeInvalidRequest,
 			"unsupported Content-Type "+strconv.Quote(ct)+"; send application/a2a+json or application/json")
+	}
+	if err := a2a.CheckDepth(body, rh.h.Limits().MaxDepth); err != nil {
+		return 0, err
 	}
 	return 0, wire.Decode(body, v)
 }

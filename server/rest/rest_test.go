@@ -80,7 +80,7 @@ func newFixtureWith(t *testing.T, card *a2a.AgentCard, hopts []server.Option, op
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(mount+"/", http.StripPrefix(mount, rest.NewHandler(h, opts...)))
+	mux.Handle(mount+"/", http.StripPrefix(mount, asTestPrincipal(rest.NewHandler(h, opts...))))
 	srv := httptest.NewServer(mux) // binds 127.0.0.1
 	f := &fixture{srv: srv, h: h, release: release}
 	t.Cleanup(func() {
@@ -842,7 +842,7 @@ func TestTenantNamedTasks(t *testing.T) {
 	f.do(t, request{method: "GET", path: "/tasks/" + task.ID}).fail(t, http.StatusNotFound, "NOT_FOUND", "TASK_NOT_FOUND")
 	f.do(t, request{method: "POST", path: "/tasks/tasks/" + task.ID + "/pushNotificationConfigs", body: `{"url":"https://example.com/h"}`}).ok(t, nil)
 	f.do(t, request{method: "GET", path: "/tasks/tasks/" + task.ID + "/pushNotificationConfigs"}).ok(t, nil)
-	f.do(t, request{method: "GET", path: "/tasks/extendedAgentCard"}).ok(t, nil) // tenant "tasks"
+	f.do(t, request{method: "GET", path: "/tasks/extendedAgentCard", headers: alice}).ok(t, nil) // tenant "tasks"
 	// An escaped character makes a segment data, never a literal.
 	f.do(t, request{method: "GET", path: "/tasks/%74asks"}).fail(t, http.StatusNotFound, "NOT_FOUND", "TASK_NOT_FOUND")
 }
@@ -850,11 +850,11 @@ func TestTenantNamedTasks(t *testing.T) {
 func TestExtendedAgentCard(t *testing.T) {
 	f := newFixture(t)
 	var card a2a.AgentCard
-	f.do(t, request{method: "GET", path: "/extendedAgentCard"}).ok(t, &card)
+	f.do(t, request{method: "GET", path: "/extendedAgentCard", headers: alice}).ok(t, &card)
 	if card.Description != "extended" {
 		t.Errorf("description %q, want the extended card", card.Description)
 	}
-	f.do(t, request{method: "GET", path: "/acme/extendedAgentCard"}).ok(t, &card)
+	f.do(t, request{method: "GET", path: "/acme/extendedAgentCard", headers: alice}).ok(t, &card)
 
 	plain := newFixtureWith(t, echo.Card("http://127.0.0.1/a2a/jsonrpc", "http://127.0.0.1"+mount), nil)
 	plain.do(t, request{method: "GET", path: "/extendedAgentCard"}).fail(t, http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
+)
+
+// cardJWKSPath is where a2a serve --sign-key publishes the public key of
+// its card signatures, named as their jku.
+const cardJWKSPath = "/.well-known/jwks.json"
+
+// signSettings are the flags of agent card signing (A2A §8.4).
+type signSettings struct {
+	signKeyFile string
+	signKeyID   string
+
+	signKey crypto.Signer // made by validate
+	signer  *auth.CardSigner
+	jwks    []byte // the public key, served at cardJWKSPath
+}
+
+func (g *signSettings) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.signKeyFile, "sign-key", "", "sign the agent card (A2A §8.4) with the private key in this PEM `FILE` (EC P-256: ES256, RSA of 2048 bits or more:\n"+
+		"RS256, Ed25519: EdDSA; PKCS #8, SEC 1 or PKCS #1, unencrypted), and publish its public key as a JWK set at\n"+
+		cardJWKSPath+", which the signature names as its jku")
+	fs.StringVar(&g.signKeyID, "sign-kid", "", "with --sign-key, the key ID (kid) of the signatures (default: derived from the public key)")
+}
+
+// validate reads the key. set tells which settings were given.
+func (g *signSettings) validate(set map[string]bool) []error {
+	if g.signKeyFile == "" {
+		if set["sign-kid"] {
+			return []error{errors.New("--sign-kid applies to --sign-key, which is not set")}
+		}
+		return nil
+	}
+	data, err := readFlagFile("--sign-key", g.signKeyFile)
+	if err != nil {
+		return []error{err}
+	}
+	key, err := parseSigningKey(data)
+	if err != nil {
+		return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
+	}
+	g.signKey = key
+	if g.signKeyID == "" {
+		der, err := x509.MarshalPKIXPublicKey(key.Public())
+		if err != nil {
+			return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
+		}
+		sum := sha256.Sum256(der)
+		g.signKeyID = "card-" + base64.RawURLEncoding.EncodeToString(sum[:12])
+	}
+	if _, err := auth.NewCardSigner(g.signKeyID, key, ""); err != nil { // a usable key (P-256, RSA size)
+		return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
+	}
+	return nil
+}
+
+// parseSigningKey reads the first private key block of a PEM file. Errors
+// say what is wrong, never what the key is.
+func parseSigningKey(data []byte) (crypto.Signer, error) {
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			return nil, errors.New("no PEM private key block (PRIVATE KEY, EC PRIVATE KEY or RSA PRIVATE KEY) in the file")
+		}
+		var k any
+		var err error
+		switch b.Type {
+		case "PRIVATE KEY":
+			k, err = x509.ParsePKCS8PrivateKey(b.Bytes)
+		case "EC PRIVATE KEY":
+			k, err = x509.ParseECPrivateKey(b.Bytes)
+		case "RSA PRIVATE KEY":
+			k, err = x509.ParsePKCS1PrivateKey(b.Bytes)
+		case "ENCRYPTED PRIVATE KEY":
+			return nil, errors.New("the private key is encrypted; decrypt it first (openssl pkey -in KEY -out PLAIN)")
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the %s block does not parse", b.Type)
+		}
+		switch k := k.(type) {
+		case *ecdsa.PrivateKey:
+			return k, nil
+		case *rsa.PrivateKey:
+			return k, nil
+		case ed25519.PrivateKey:
+			return k, nil
+		default:
+			return nil, fmt.Errorf("unsupported private key type %T (want EC P-256, RSA or Ed25519)", k)
+		}
+	}
+}
+
+// signCard signs card with --sign-key, if given, and keeps the JWK set to
+// publish. The jku is the server's public base URL plus cardJWKSPath.
+func (s *serveRun) signCard(card *a2a.AgentCard) (*a2a.AgentCard, error) {
+	g := &s.cfg.signSettings
+	if g.signKey == nil {
+		return card, nil
+	}
+	signer, err := auth.NewCardSigner(g.signKeyID, g.signKey, s.base+cardJWKSPath)
+	if err != nil {
+		return nil, fmt.Errorf("--sign-key %s: %w", g.signKeyFile, err)
+	}
+	if g.jwks, err = signer.JWKS(); err != nil {
+		return nil, fmt.Errorf("--sign-key %s: %w", g.signKeyFile, err)
+	}
+	g.signer = signer
+	return auth.SignCard(card, signer)
+}
+
+// isCardJWKS tells whether path is the published card key, which, like
+// the card, needs no credentials.
+func (s *serveRun) isCardJWKS(path string) bool {
+	return s.cfg.signSettings.jwks != nil && path == cardJWKSPath
+}
+
+// mountCardJWKS serves the card's public key at cardJWKSPath.
+func (s *serveRun) mountCardJWKS(mux *http.ServeMux) {
+	jwks := s.cfg.signSettings.jwks
+	if jwks == nil {
+		return
+	}
+	mux.HandleFunc(cardJWKSPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(jwks)
+		}
+	})
+}
+
+// printCardSigning says how the card is signed.
+func (s *serveRun) printCardSigning() {
+	if g := s.cfg.signSettings.signer; g != nil {
+		fmt.Fprintf(s.stdout, "  card signed %s, kid %s, key at %s%s\n", g.Alg(), g.KeyID(), s.base, cardJWKSPath)
+	}
+}

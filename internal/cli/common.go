@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -141,8 +142,19 @@ func (e *env) fail(cmd string, err error) int {
 		fmt.Fprintf(e.stderr, "a2a %s: interrupted\n", cmd)
 		return ExitConnection
 	}
-	fmt.Fprintf(e.stderr, "a2a %s: no answer from the agent: %v\n", cmd, err)
+	fmt.Fprintf(e.stderr, "a2a %s: no answer from the agent: %v%s\n", cmd, err, certificateHint(err))
 	return ExitConnection
+}
+
+// certificateHint says what to do about a server certificate the system
+// does not trust, the usual state of a development server
+// (a2a serve --tls-self-signed); "" for other errors.
+func certificateHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		return "\n  (to trust this agent's certificate, such as the one of a2a serve --tls-self-signed, pass --cacert FILE)"
+	}
+	return ""
 }
 
 func errorDetails(e *a2a.Error) string {

@@ -539,7 +539,8 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main(t.Context(), []string{"card", ts.base}, &stdout, &stderr); code != ExitConnection || !strings.Contains(stderr.String(), "certificate") {
+	if code := Main(t.Context(), []string{"card", ts.base}, &stdout, &stderr); code != ExitConnection || !strings.Contains(stderr.String(), "certificate") ||
+		!strings.Contains(stderr.String(), "--cacert") {
 		t.Errorf("a2a card without --cacert: exit %d: %s", code, stderr.String())
 	}
 

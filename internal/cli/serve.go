@@ -314,6 +314,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	authMode = s.withMutualTLS(authMode)
 	s.printTLS()
 	s.printCardSigning()
+	fmt.Fprintf(s.stdout, "  limits      %s\n", s.cfg.limitSettings.describe())
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 

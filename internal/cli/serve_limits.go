@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/server"
@@ -115,4 +116,22 @@ func withClientKey(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// describe is the banner's summary of the limits a person most often runs
+// into: the rate, then streams and running tasks per caller and in all.
+func (l *limitSettings) describe() string {
+	count := func(n int, what string) string {
+		if n == 0 {
+			return "unlimited " + what
+		}
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	rate := "no rate limit"
+	if l.rate > 0 {
+		rate = fmt.Sprintf("%s calls/s per caller (burst %d)", strconv.FormatFloat(l.rate, 'f', -1, 64), l.burst)
+	}
+	return fmt.Sprintf("%s, %s and %s per caller, %s in all", rate,
+		count(l.maxStreamsPerPrincipal, "streams"), count(l.maxTasksPerPrincipal, "running tasks"),
+		count(l.maxStreams, "streams"))
 }

@@ -87,6 +87,9 @@ func TestServeRateLimit(t *testing.T) {
 	const keyAlice, keyBob = "alice-key-0123456789", "bob-key-0123456789"
 	ts := startServe(t, "--store", "memory", "--rate", "0.01", "--burst", "2",
 		"--api-key", "alice="+keyAlice, "--api-key", "bob="+keyBob)
+	if want := "  limits      0.01 calls/s per caller (burst 2), 100 streams and 100 running tasks per caller, 10000 streams in all\n"; !strings.Contains(ts.stdout.String(), want) {
+		t.Errorf("banner lacks %q:\n%s", want, ts.stdout.String())
+	}
 	rpc := ts.base + "/a2a/jsonrpc"
 	for i := range 2 {
 		if resp, body := rawCall(t, "POST", rpc, keyAlice, getTaskJSONRPC("missing")); resp.StatusCode != 200 || !strings.Contains(body, "-32001") {

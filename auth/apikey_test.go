@@ -197,6 +197,10 @@ func TestAPIKeyScheme(t *testing.T) {
 	if got.APIKey.Location != "header" || got.APIKey.Name != auth.APIKeyHeader || got.APIKey.Description == "" {
 		t.Errorf("scheme %s", b)
 	}
+	q := auth.APIKeyScheme(auth.WithKeyIn(auth.KeyInQuery, "api_key")).APIKey
+	if q.Location != "query" || q.Name != "api_key" || !strings.Contains(q.Description, "api_key query parameter") {
+		t.Errorf("query scheme %+v", q)
+	}
 }
 
 func TestValidAPIKey(t *testing.T) {
@@ -225,6 +229,10 @@ func TestAPIKeyPanicsOnBadConfiguration(t *testing.T) {
 		{"key with a trailing space", map[string]string{"s3cret-3 ": "p"}, &admitted{}, nil},
 		{"nil handler", map[string]string{"s3cret-4": "p"}, nil, nil},
 		{"control character in realm", map[string]string{"s3cret-5": "p"}, &admitted{}, []auth.Option{auth.WithRealm("a\r\nb")}},
+		{"unknown location", map[string]string{"s3cret-6": "p"}, &admitted{}, []auth.Option{auth.WithKeyIn("body", "key")}},
+		{"header name with a space", map[string]string{"s3cret-7": "p"}, &admitted{}, []auth.Option{auth.WithKeyIn(auth.KeyInHeader, "X Key")}},
+		{"cookie name with '='", map[string]string{"s3cret-8": "p"}, &admitted{}, []auth.Option{auth.WithKeyIn(auth.KeyInCookie, "a=b")}},
+		{"empty query name", map[string]string{"s3cret-9": "p"}, &admitted{}, []auth.Option{auth.WithKeyIn(auth.KeyInQuery, "")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

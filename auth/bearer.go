@@ -4,10 +4,12 @@
 // server who the caller is with [server.WithPrincipal], so that tasks are
 // owned per principal (A2A §13.1).
 //
-// For now the package holds two authenticators for static secrets: [Bearer]
-// for bearer tokens (RFC 6750) and [APIKey] for API keys in the
-// [APIKeyHeader] header. The security work will grow it (more schemes, agent
-// card signing); what is here is deliberately small.
+// Authenticators: [Bearer] for static bearer tokens (RFC 6750), [APIKey]
+// for API keys in a header, query parameter or cookie, [JWT] for bearer
+// JWTs verified against a JWK set, and [MutualTLS] for client
+// certificates. Each has a function that describes it for the agent card
+// (such as [APIKeyScheme]). The package also signs agent cards and
+// verifies their signatures ([SignCard], [CardVerifier], A2A §8.4).
 package auth
 
 import (
@@ -30,6 +32,8 @@ type Option func(*settings)
 // settings are what the options set, shared by the authenticators.
 type settings struct {
 	realm string
+
+	keyIn, keyName string // where APIKey reads the key; see WithKeyIn
 }
 
 // WithRealm sets the realm named in the WWW-Authenticate challenge
@@ -42,7 +46,7 @@ func WithRealm(realm string) Option {
 // newSettings applies opts over the defaults; who names the caller in a
 // panic.
 func newSettings(who string, opts []Option) settings {
-	s := settings{realm: DefaultRealm}
+	s := settings{realm: DefaultRealm, keyIn: KeyInHeader, keyName: APIKeyHeader}
 	for _, o := range opts {
 		o(&s)
 	}

@@ -39,8 +39,10 @@ type bindingRow struct {
 	// guard puts the authenticator under test in front of next, which
 	// serves the A2A bindings.
 	guard func(t *testing.T, next http.Handler) http.Handler
-	// header holds the request's credentials.
+	// header holds the request's credentials, and query more of them
+	// (encoded, without "?").
 	header http.Header
+	query  string
 	// serve starts a server for h and returns its base URL and the client
 	// to call it with; nil means plain HTTP on 127.0.0.1.
 	serve func(t *testing.T, h http.Handler) (base string, c *http.Client)
@@ -73,6 +75,7 @@ type bindingServer struct {
 	base    string
 	client  *http.Client
 	reached atomic.Int64
+	query   atomic.Value // the raw query of the last request past the authenticator
 }
 
 func newBindingServer(t *testing.T, row bindingRow) *bindingServer {
@@ -93,6 +96,7 @@ func newBindingServer(t *testing.T, row bindingRow) *bindingServer {
 	bs := &bindingServer{h: h}
 	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bs.reached.Add(1)
+		bs.query.Store(r.URL.RawQuery)
 		mux.ServeHTTP(w, r)
 	})
 	guarded := row.guard(t, counted)
@@ -108,12 +112,15 @@ func newBindingServer(t *testing.T, row bindingRow) *bindingServer {
 
 // send makes one SendMessage call over binding with header; it returns
 // the response and its body.
-func (bs *bindingServer) send(t *testing.T, binding string, header http.Header) (*http.Response, []byte) {
+func (bs *bindingServer) send(t *testing.T, binding string, header http.Header, query string) (*http.Response, []byte) {
 	t.Helper()
 	msg := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
 	url, body := bs.base+a2ahttp.RESTPath+"/message:send", msg
 	if binding == a2a.BindingJSONRPC {
 		url, body = bs.base+a2ahttp.JSONRPCPath, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":`+msg+`}`
+	}
+	if query != "" {
+		url += "?" + query
 	}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -218,6 +225,18 @@ func TestAuthenticatorsOnEveryBinding(t *testing.T) {
 		{name: "apikey/wrong", guard: staticAPIKey, header: http.Header{"X-Api-Key": {"key-bov"}},
 			want: refuse401(`APIKey realm="a2a", header="X-API-Key", error="invalid_key"`, "The API key is not valid")},
 		{name: "apikey/missing", guard: staticAPIKey, want: refuse401(`APIKey realm="a2a", header="X-API-Key"`, "Send the API key in the X-API-Key header.")},
+		{name: "apikey-query/valid", guard: queryAPIKey, query: "api_key=key-bob", want: admit("bob")},
+		{name: "apikey-query/wrong", guard: queryAPIKey, query: "api_key=key-bov",
+			want: refuse401(`APIKey realm="a2a", query="api_key", error="invalid_key"`, "The API key is not valid")},
+		{name: "apikey-query/twice", guard: queryAPIKey, query: "api_key=key-bob&api_key=key-bob",
+			want: refuse401(`APIKey realm="a2a", query="api_key", error="invalid_key"`, "Send one api_key query parameter, not several.")},
+		{name: "apikey-query/in-header", guard: queryAPIKey, header: http.Header{"X-Api-Key": {"key-bob"}},
+			want: refuse401(`APIKey realm="a2a", query="api_key"`, "Send the API key in the api_key query parameter.")},
+		{name: "apikey-cookie/valid", guard: cookieAPIKey, header: http.Header{"Cookie": {"theme=dark; a2a_key=key-bob"}}, want: admit("bob")},
+		{name: "apikey-cookie/wrong", guard: cookieAPIKey, header: http.Header{"Cookie": {"a2a_key=key-bov"}},
+			want: refuse401(`APIKey realm="a2a", cookie="a2a_key", error="invalid_key"`, "The API key is not valid")},
+		{name: "apikey-cookie/missing", guard: cookieAPIKey, header: http.Header{"Cookie": {"theme=dark"}},
+			want: refuse401(`APIKey realm="a2a", cookie="a2a_key"`, "Send the API key in the a2a_key cookie.")},
 
 		// JWTs, with keys fetched from a JWKS.
 		{name: "jwt/valid ES256", guard: jwtGuard(), header: bearer(fx.sign(t, es, "", claims(nil))), want: admit("alice")},
@@ -294,10 +313,13 @@ func TestAuthenticatorsOnEveryBinding(t *testing.T) {
 // and checks the outcome.
 func checkBindingRow(t *testing.T, binding string, row bindingRow) {
 	bs := newBindingServer(t, row)
-	resp, body := bs.send(t, binding, row.header)
+	resp, body := bs.send(t, binding, row.header, row.query)
 	if row.want.principal != "" {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("refused: %d %s %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+		}
+		if q, _ := bs.query.Load().(string); row.query != "" && q != "" {
+			t.Errorf("the credentials went on in the query: %q", q)
 		}
 		id := sentTaskID(t, binding, body)
 		ctx := server.WithPrincipal(context.Background(), row.want.principal)
@@ -354,6 +376,14 @@ func staticBearer(t *testing.T, next http.Handler) http.Handler {
 
 func staticAPIKey(t *testing.T, next http.Handler) http.Handler {
 	return auth.APIKey(map[string]string{"key-bob": "bob"}, next)
+}
+
+func queryAPIKey(t *testing.T, next http.Handler) http.Handler {
+	return auth.APIKey(map[string]string{"key-bob": "bob"}, next, auth.WithKeyIn(auth.KeyInQuery, "api_key"))
+}
+
+func cookieAPIKey(t *testing.T, next http.Handler) http.Handler {
+	return auth.APIKey(map[string]string{"key-bob": "bob"}, next, auth.WithKeyIn(auth.KeyInCookie, "a2a_key"))
 }
 
 // jwtFixture is an issuer: signing keys, their JWKS served on 127.0.0.1,

@@ -97,6 +97,7 @@ func isTokenChar(r rune) bool {
 type apiKey struct {
 	realm          string
 	keyIn, keyName string
+	prefix         string
 	creds          keyring
 	next           http.Handler
 
@@ -149,6 +150,7 @@ func APIKey(keys map[string]string, next http.Handler, opts ...Option) http.Hand
 		realm:   s.realm,
 		keyIn:   s.keyIn,
 		keyName: s.keyName,
+		prefix:  s.prefix,
 		creds:   newKeyring("APIKey", "key", keys),
 		next:    next,
 		missing: statusBody(send),
@@ -193,7 +195,7 @@ func (a *apiKey) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, "invalid_key", a.invalid)
 		return
 	}
-	r = r.WithContext(server.WithPrincipal(r.Context(), principal))
+	r = r.WithContext(server.WithPrincipal(r.Context(), a.prefix+principal))
 	if a.keyIn == KeyInQuery {
 		// Pass the request on without the key, so that nothing after this
 		// sees it or takes it for a parameter of the operation.

@@ -34,6 +34,7 @@ type settings struct {
 	realm string
 
 	keyIn, keyName string // where APIKey reads the key; see WithKeyIn
+	prefix         string // of every principal; see WithPrincipalPrefix
 }
 
 // WithRealm sets the realm named in the WWW-Authenticate challenge
@@ -41,6 +42,17 @@ type settings struct {
 // characters makes [Bearer] and [APIKey] panic.
 func WithRealm(realm string) Option {
 	return func(s *settings) { s.realm = realm }
+}
+
+// WithPrincipalPrefix puts prefix before every principal the
+// authenticator names: "jwt:" makes the JWT subject alice the principal
+// "jwt:alice". Give each authenticator its own prefix when several guard
+// one server, so that the principals of different schemes (alice as the
+// name of an API key, alice as a JWT subject, alice as a certificate's
+// common name) stay apart and never share tasks. [MutualTLSConfig.Allow]
+// lists principals without the prefix.
+func WithPrincipalPrefix(prefix string) Option {
+	return func(s *settings) { s.prefix = prefix }
 }
 
 // newSettings applies opts over the defaults; who names the caller in a
@@ -52,6 +64,9 @@ func newSettings(who string, opts []Option) settings {
 	}
 	if strings.ContainsFunc(s.realm, isControl) {
 		panic("auth: " + who + ": the realm holds control characters")
+	}
+	if strings.ContainsFunc(s.prefix, isControl) {
+		panic("auth: " + who + ": the principal prefix holds control characters")
 	}
 	return s
 }
@@ -81,9 +96,10 @@ func newKeyring(who, what string, secrets map[string]string) keyring {
 }
 
 type bearer struct {
-	realm string
-	creds keyring
-	next  http.Handler
+	realm  string
+	prefix string
+	creds  keyring
+	next   http.Handler
 
 	missing []byte // response bodies, encoded once
 	invalid []byte
@@ -117,6 +133,7 @@ func Bearer(tokens map[string]string, next http.Handler, opts ...Option) http.Ha
 	s := newSettings("Bearer", opts)
 	return &bearer{
 		realm:   s.realm,
+		prefix:  s.prefix,
 		creds:   newKeyring("Bearer", "token", tokens),
 		next:    next,
 		missing: statusBody("Send Authorization: Bearer <token>"),
@@ -135,7 +152,7 @@ func (b *bearer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.refuse(w, "invalid_token", b.invalid)
 		return
 	}
-	b.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), principal)))
+	b.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), b.prefix+principal)))
 }
 
 // refuse answers 401 with the Bearer challenge, naming errCode when not

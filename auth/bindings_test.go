@@ -226,6 +226,12 @@ func TestAuthenticatorsOnEveryBinding(t *testing.T) {
 			want: refuse401(`APIKey realm="a2a", header="X-API-Key", error="invalid_key"`, "The API key is not valid")},
 		{name: "apikey/missing", guard: staticAPIKey, want: refuse401(`APIKey realm="a2a", header="X-API-Key"`, "Send the API key in the X-API-Key header.")},
 		{name: "apikey-query/valid", guard: queryAPIKey, query: "api_key=key-bob", want: admit("bob")},
+		{name: "apikey/valid, prefixed principal", guard: func(t *testing.T, next http.Handler) http.Handler {
+			return auth.APIKey(map[string]string{"key-bob": "bob"}, next, auth.WithPrincipalPrefix("key:"))
+		}, header: http.Header{"X-Api-Key": {"key-bob"}}, want: admit("key:bob")},
+		{name: "bearer/valid, prefixed principal", guard: func(t *testing.T, next http.Handler) http.Handler {
+			return auth.Bearer(map[string]string{"tok-bob": "bob"}, next, auth.WithPrincipalPrefix("token:"))
+		}, header: http.Header{"Authorization": {"Bearer tok-bob"}}, want: admit("token:bob")},
 		{name: "apikey-query/wrong", guard: queryAPIKey, query: "api_key=key-bov",
 			want: refuse401(`APIKey realm="a2a", query="api_key", error="invalid_key"`, "The API key is not valid")},
 		{name: "apikey-query/twice", guard: queryAPIKey, query: "api_key=key-bob&api_key=key-bob",
@@ -240,6 +246,9 @@ func TestAuthenticatorsOnEveryBinding(t *testing.T) {
 
 		// JWTs, with keys fetched from a JWKS.
 		{name: "jwt/valid ES256", guard: jwtGuard(), header: bearer(fx.sign(t, es, "", claims(nil))), want: admit("alice")},
+		{name: "jwt/valid, prefixed principal", guard: func(t *testing.T, next http.Handler) http.Handler {
+			return auth.JWT(fx.verifier(t), next, auth.WithPrincipalPrefix("jwt:"))
+		}, header: bearer(fx.sign(t, es, "", claims(nil))), want: admit("jwt:alice")},
 		{name: "jwt/valid RS256", guard: jwtGuard(), header: bearer(fx.sign(t, rs, "at+jwt", claims(map[string]any{"sub": "bob"}))), want: admit("bob")},
 		{name: "jwt/valid EdDSA, aud array, fractional exp", guard: jwtGuard(), header: bearer(fx.sign(t, ed, "JWT", claims(map[string]any{
 			"aud": []string{"other", "agent-1"}, "exp": float64(now.Add(time.Hour).Unix()) + 0.5}))), want: admit("alice")},

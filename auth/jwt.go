@@ -406,9 +406,10 @@ func JWTRequirement(name string, v *JWTVerifier) a2a.SecurityRequirement {
 }
 
 type jwtAuth struct {
-	v     *JWTVerifier
-	realm string
-	next  http.Handler
+	v      *JWTVerifier
+	realm  string
+	prefix string
+	next   http.Handler
 
 	missing     []byte // response bodies that do not vary, encoded once
 	unavailable []byte
@@ -449,6 +450,7 @@ func JWT(v *JWTVerifier, next http.Handler, opts ...Option) http.Handler {
 	return &jwtAuth{
 		v:           v,
 		realm:       s.realm,
+		prefix:      s.prefix,
 		next:        next,
 		missing:     statusBody(sendJWT),
 		unavailable: statusBodyCode(http.StatusServiceUnavailable, "UNAVAILABLE", "The keys that verify bearer tokens cannot be fetched now; try again later."),
@@ -470,7 +472,7 @@ func (j *jwtAuth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var se *ScopeError
 	switch {
 	case err == nil:
-		j.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), c.Subject)))
+		j.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), j.prefix+c.Subject)))
 	case errors.As(err, &se):
 		scope := strings.Join(j.v.scopes, " ")
 		h := w.Header()

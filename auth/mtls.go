@@ -70,6 +70,7 @@ func URIPrincipal(c *x509.Certificate) string {
 
 type mutualTLS struct {
 	realm     string
+	prefix    string
 	principal func(*x509.Certificate) string
 	allow     map[string]bool // nil admits everyone
 	now       func() time.Time
@@ -121,6 +122,7 @@ func MutualTLS(cfg MutualTLSConfig, next http.Handler, opts ...Option) http.Hand
 	s := newSettings("MutualTLS", opts)
 	m := &mutualTLS{
 		realm:      s.realm,
+		prefix:     s.prefix,
 		principal:  cfg.Principal,
 		now:        cfg.Now,
 		next:       next,
@@ -171,7 +173,7 @@ func (m *mutualTLS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.refuse(w, "invalid_certificate", m.denied)
 		return
 	}
-	m.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), principal)))
+	m.next.ServeHTTP(w, r.WithContext(server.WithPrincipal(r.Context(), m.prefix+principal)))
 }
 
 func (m *mutualTLS) refuse(w http.ResponseWriter, errCode string, body []byte) {

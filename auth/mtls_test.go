@@ -489,3 +489,23 @@ func TestMutualTLSBindings(t *testing.T) {
 		})
 	}
 }
+
+// TestMutualTLSPrincipalPrefix: WithPrincipalPrefix applies to the
+// principal the certificate names, after Allow has admitted it unprefixed.
+func TestMutualTLSPrincipalPrefix(t *testing.T) {
+	t.Parallel()
+	ca := newTestCA(t, "client CA")
+	alice := ca.issue(t, leafSpec{subject: pkix.Name{CommonName: "alice"}})
+	next := newTaskMaker(t)
+	h := auth.MutualTLS(auth.MutualTLSConfig{Principal: auth.CommonNamePrincipal, Allow: []string{"alice"}}, next, auth.WithPrincipalPrefix("mtls:"))
+	req := httptest.NewRequest(http.MethodPost, "/a2a/jsonrpc", nil)
+	req.TLS = connState(alice, ca, true)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if !next.called || rec.Code != http.StatusNoContent {
+		t.Fatalf("refused: %d %s", rec.Code, rec.Body)
+	}
+	if got := next.owner("", "alice", "mtls:alice"); got != "mtls:alice" {
+		t.Errorf("ran as %q, want mtls:alice", got)
+	}
+}

@@ -294,6 +294,8 @@ func TestServeAPIKeyFlagErrors(t *testing.T) {
 		{[]string{"--api-key", "alice=" + secret + "\n"}, "which a header cannot carry"},
 		{[]string{"--api-key", "alice= " + secret}, "which a header cannot carry"},
 		{[]string{"--api-key", " alice=" + secret}, "spaces at either end"},
+		{[]string{"--api-key", "jwt:alice=" + secret}, `principal "jwt:alice" begins with "jwt:" or "mtls:"`},
+		{[]string{"--api-key", "mtls:CN=alice=" + secret}, `principal "mtls:CN" begins with "jwt:" or "mtls:"`},
 		{[]string{"--api-key", "ok=fine", "--api-key", secret, "--api-key", "bob="}, "--api-key #3 (principal \"bob\"): empty key"},
 	} {
 		var stderr syncBuffer

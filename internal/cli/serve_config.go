@@ -385,6 +385,10 @@ func (a apiKeysFlag) keys() (map[string]string, error) {
 		case strings.ContainsFunc(principal, unicode.IsControl) || strings.TrimSpace(principal) != principal:
 			errs = append(errs, fmt.Errorf("%s: principal %q holds control characters or spaces at either end", which, principal))
 			continue
+		case strings.HasPrefix(principal, jwtPrincipalPrefix) || strings.HasPrefix(principal, mtlsPrincipalPrefix):
+			errs = append(errs, fmt.Errorf("%s: principal %q begins with %q or %q, which name the callers of --jwks and --client-ca",
+				which, principal, jwtPrincipalPrefix, mtlsPrincipalPrefix))
+			continue
 		}
 		which = fmt.Sprintf("%s (principal %q)", which, principal)
 		switch {
@@ -405,6 +409,17 @@ func (a apiKeysFlag) keys() (map[string]string, error) {
 	}
 	return keys, nil
 }
+
+// Prefixes of the principals of JWTs and client certificates. Each scheme
+// names its callers in a namespace of its own, so that the JWT subject
+// alice, the certificate of alice and the API key principal alice are
+// three principals that never share tasks. API key principals keep their
+// bare names (tasks stored before --jwks existed stay theirs) and may not
+// begin with these prefixes.
+const (
+	jwtPrincipalPrefix  = "jwt:"
+	mtlsPrincipalPrefix = "mtls:"
+)
 
 // principals counts the distinct principals of keys.
 func principals(keys map[string]string) int {

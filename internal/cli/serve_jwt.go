@@ -143,7 +143,7 @@ func (s *serveRun) guardJWT(app, keyed http.Handler) http.Handler {
 	if s.cfg.jwt == nil {
 		return keyed
 	}
-	jwt := auth.JWT(s.cfg.jwt, app)
+	jwt := auth.JWT(s.cfg.jwt, app, auth.WithPrincipalPrefix(jwtPrincipalPrefix))
 	if keyed == nil {
 		return jwt
 	}

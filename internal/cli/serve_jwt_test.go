@@ -221,10 +221,26 @@ func TestServeJWTAndAPIKey(t *testing.T) {
 	if resp, body := bearerCall(t, http.MethodPost, url, alice, "", sendREST); resp.StatusCode != http.StatusOK {
 		t.Errorf("JWT: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := bearerCall(t, http.MethodPost, url, "", keyBob, sendREST); resp.StatusCode != http.StatusOK {
+	resp, body := bearerCall(t, http.MethodPost, url, "", keyBob, sendREST)
+	if resp.StatusCode != http.StatusOK {
 		t.Errorf("API key: %d %s", resp.StatusCode, body)
 	}
-	resp, body := bearerCall(t, http.MethodPost, url, "", "", sendREST)
+	// A JWT whose subject is bob is not the API key's principal bob: the
+	// schemes' principals are kept apart, so it cannot see bob's task.
+	var sent struct {
+		Task struct{ ID string } `json:"task"`
+	}
+	if err := json.Unmarshal([]byte(body), &sent); err != nil || sent.Task.ID == "" {
+		t.Fatalf("API key send: %v %s", err, body)
+	}
+	bobJWT := iss.token(t, "bob", time.Now().Add(time.Hour), "")
+	if resp, body := bearerCall(t, http.MethodGet, ts.base+"/a2a/rest/tasks/"+sent.Task.ID, bobJWT, "", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a JWT for sub bob reads the API key bob's task: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := bearerCall(t, http.MethodGet, ts.base+"/a2a/rest/tasks/"+sent.Task.ID, "", keyBob, ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob's own task: %d %s", resp.StatusCode, body)
+	}
+	resp, body = bearerCall(t, http.MethodPost, url, "", "", sendREST)
 	got := resp.Header.Values("WWW-Authenticate")
 	if resp.StatusCode != http.StatusUnauthorized || len(got) != 2 || got[0] != `Bearer realm="a2a"` || got[1] != `APIKey realm="a2a", header="X-API-Key"` {
 		t.Errorf("neither: %d %q %s", resp.StatusCode, got, body)

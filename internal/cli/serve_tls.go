@@ -238,7 +238,7 @@ func (s *serveRun) clientCerts(app, others http.Handler) http.Handler {
 	if s.tls == nil || s.tls.clientCAs == nil {
 		return others
 	}
-	mtls := auth.MutualTLS(auth.MutualTLSConfig{Principal: s.tls.principal}, app)
+	mtls := auth.MutualTLS(auth.MutualTLSConfig{Principal: s.tls.principal}, app, auth.WithPrincipalPrefix(mtlsPrincipalPrefix))
 	alone := s.tls.others == 0 || others == app
 	mtlsChallenge := fmt.Sprintf("MutualTLS realm=%q", auth.DefaultRealm)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -387,7 +387,7 @@ func TestServeTLS(t *testing.T) {
 		waitFor(t, "the handshake error in the log", func() bool { return strings.Count(ts.stderr.String(), tc.reason) > logged })
 	}
 
-	const alicePrincipal = "CN=alice,O=Example"
+	const alicePrincipal = "mtls:CN=alice,O=Example" // the certificate's subject, in the namespace of --client-ca
 	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON} {
 		c, err := client.New(t.Context(), ts.base, client.WithBindings(binding), client.WithHTTPClient(withCert))
 		if err != nil {
@@ -463,7 +463,7 @@ func TestServeTLSAPIKeyOrCertificate(t *testing.T) {
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range []string{"CN=alice,O=Example", "bob"} {
+		for _, p := range []string{"mtls:CN=alice,O=Example", "bob"} {
 			if _, err := ts.run.h.GetTask(server.WithPrincipal(context.Background(), p), &a2a.GetTaskRequest{ID: res.Task.ID}); err == nil {
 				return resp.StatusCode, p
 			}
@@ -477,7 +477,7 @@ func TestServeTLSAPIKeyOrCertificate(t *testing.T) {
 		code   int
 		result string
 	}{
-		{"certificate", withCert, "", http.StatusOK, "CN=alice,O=Example"},
+		{"certificate", withCert, "", http.StatusOK, "mtls:CN=alice,O=Example"},
 		{"key", anonymous, keyBob, http.StatusOK, "bob"},
 		{"neither", anonymous, "", http.StatusUnauthorized, `APIKey realm="a2a", header="X-API-Key" | MutualTLS realm="a2a"`},
 		{"wrong key", anonymous, "nope", http.StatusUnauthorized, `APIKey realm="a2a", header="X-API-Key", error="invalid_key"`},

@@ -33,6 +33,12 @@ import (
 // from the client; the task is already back in working. What the agent
 // does then is as for Execute. Agents that are not Resumers have such
 // tasks failed.
+//
+// The stored message is what the log keeps: when it answered
+// TASK_STATE_AUTH_REQUIRED, its credentials were withheld (see
+// [WithheldText]), and req.Message holds the placeholder, marked by
+// [WithheldMetadataKey] in its metadata. An agent that needs the
+// credentials to resume must have kept them itself, or ask again.
 type Resumer interface {
 	Resume(ctx context.Context, req *Request, w *Writer) error
 }

@@ -159,7 +159,11 @@ func (c *jwksCache) fetch(ctx context.Context) (*jose.KeySet, time.Duration, err
 		return nil, 0, fmt.Errorf("GET %s: %w", c.url, err)
 	}
 	if len(set.Keys) == 0 {
-		return nil, 0, fmt.Errorf("GET %s: the JWKS has no ES256, RS256 or EdDSA signing key", c.url)
+		why := ""
+		if len(set.Skipped) > 0 {
+			why = " (left out: " + strings.Join(set.Skipped, "; ") + ")"
+		}
+		return nil, 0, fmt.Errorf("GET %s: the JWKS has no usable ES256, RS256 or EdDSA signing key%s", c.url, why)
 	}
 	return set, maxAge(resp.Header), nil
 }

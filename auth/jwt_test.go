@@ -226,7 +226,10 @@ func TestJWKSBadAnswers(t *testing.T) {
 		{"not found", func(h *jwksHost) { h.status = http.StatusNotFound }, "HTTP 404"},
 		{"html", func(h *jwksHost) { h.contentType = "text/html" }, `Content-Type "text/html"`},
 		{"not JSON", func(h *jwksHost) { h.body = []byte("<html>") }, "not a JSON object"},
-		{"no usable key", func(h *jwksHost) { h.body = []byte(`{"keys":[{"kty":"oct","k":"AAAA"}]}`) }, "no ES256, RS256 or EdDSA signing key"},
+		{"no usable key", func(h *jwksHost) { h.body = []byte(`{"keys":[{"kty":"oct","k":"AAAA"}]}`) }, "no usable ES256, RS256 or EdDSA signing key"},
+		{"only a weak key", func(h *jwksHost) {
+			h.body = []byte(`{"keys":[{"kid":"old","kty":"RSA","n":"` + strings.Repeat("A", 170) + `w","e":"AQAB"}]}`)
+		}, `left out: key 0 (kid "old")`},
 		{"too large", func(h *jwksHost) { h.body = []byte(`{"keys":[],"x":"` + strings.Repeat("a", 1<<20) + `"}`) }, "larger than 1048576 bytes"},
 		{"private key", func(h *jwksHost) {
 			h.body = []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","d":"nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"}]}`)

@@ -44,7 +44,13 @@ func (k Key) algs() []string {
 }
 
 // KeySet is a set of verification keys, as a JWKS (RFC 7517 §5) holds them.
-type KeySet struct{ Keys []Key }
+type KeySet struct {
+	Keys []Key
+	// Skipped says, for each key of a usable type that ParseJWKS left out
+	// because its parameters are bad, which key and why, such as
+	// `key 2 (kid "old"): an RSA key of 1024 bits; at least 2048 are needed`.
+	Skipped []string
+}
 
 // Find returns the keys usable for alg with key ID kid; with an empty kid,
 // every key usable for alg.
@@ -87,9 +93,11 @@ type jwk struct {
 // published set), another crv, a use other than "sig", an alg other than
 // ES256, RS256 or EdDSA. A usable key type with bad parameters (a point
 // off the curve, an RSA key under [MinRSABits] bits, bad base64url, an alg
-// that does not fit the type) is an error naming the key, as is a private
-// key ("d"): a JWKS served by an issuer must hold public keys only. A set
-// with no usable key is not an error; Find finds nothing in it.
+// that does not fit the type) is skipped too, and named with the reason in
+// KeySet.Skipped: one legacy or broken key must not take down the keys
+// beside it. A private key ("d") is an error: a JWKS served by an issuer
+// must hold public keys only, and one that does has leaked its secrets. A
+// set with no usable key is not an error; Find finds nothing in it.
 func ParseJWKS(data []byte) (*KeySet, error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
@@ -116,9 +124,13 @@ func ParseJWKS(data []byte) (*KeySet, error) {
 		if j.Alg != "" && j.Alg != ES256 && j.Alg != RS256 && j.Alg != EdDSA {
 			continue
 		}
+		if j.D != "" {
+			return nil, fmt.Errorf("jose: JWKS: %s: the key is private (has \"d\"); publish public keys only", name)
+		}
 		k, ok, err := j.key()
 		if err != nil {
-			return nil, fmt.Errorf("jose: JWKS: %s: %v", name, err)
+			ks.Skipped = append(ks.Skipped, fmt.Sprintf("%s: %v", name, err))
+			continue
 		}
 		if !ok {
 			continue

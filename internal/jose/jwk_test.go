@@ -98,15 +98,34 @@ func TestParseJWKSSkipsAndRefuses(t *testing.T) {
 			t.Errorf("%s: %v %v, want skipped", name, ks, err)
 		}
 	}
-	refused := map[string]string{
-		"not JSON":     `{`,
-		"no keys":      `{}`,
+	// A key of a usable type with bad parameters is left out and said
+	// why, so that one legacy or broken key does not take down the keys
+	// beside it.
+	unusable := map[string]string{
 		"short x":      with(map[string]any{"x": "AAAA"}),
 		"padded x":     with(map[string]any{"x": edJWK["x"].(string) + "="}),
-		"private":      with(map[string]any{"d": "AAAA"}),
 		"alg mismatch": with(map[string]any{"alg": "ES256"}),
 		"off curve":    `{"keys":[{"kty":"EC","crv":"P-256","x":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA","y":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE"}]}`,
-		"small RSA":    `{"keys":[{"kty":"RSA","n":"` + strings.Repeat("A", 170) + `w","e":"AQAB"}]}`,
+		"small RSA":    `{"keys":[{"kid":"old","kty":"RSA","n":"` + strings.Repeat("A", 170) + `w","e":"AQAB"}]}`,
+	}
+	for name, data := range unusable {
+		ks, err := ParseJWKS([]byte(data))
+		if err != nil || len(ks.Keys) != 0 || len(ks.Skipped) != 1 || !strings.HasPrefix(ks.Skipped[0], "key 0") {
+			t.Errorf("%s: %+v %v, want one key skipped and said why", name, ks, err)
+		}
+	}
+	var mixed struct{ Keys []any }
+	_ = json.Unmarshal([]byte(unusable["small RSA"]), &mixed)
+	data, _ := json.Marshal(map[string]any{"keys": append(mixed.Keys, edJWK)})
+	ks, err := ParseJWKS(data)
+	if err != nil || len(ks.Keys) != 1 || ks.Keys[0].KeyID != ed.KeyID || len(ks.Skipped) != 1 || !strings.Contains(ks.Skipped[0], `kid "old"`) {
+		t.Errorf("a good key beside a weak one: %+v %v", ks, err)
+	}
+
+	refused := map[string]string{
+		"not JSON": `{`,
+		"no keys":  `{}`,
+		"private":  with(map[string]any{"d": "AAAA"}),
 	}
 	for name, data := range refused {
 		if _, err := ParseJWKS([]byte(data)); err == nil {

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/jose"
@@ -246,9 +248,28 @@ type CardVerifier struct {
 	// nothing, since whoever forged the card could name their own.
 	JWKSURLs []string
 
-	// HTTPClient fetches JWKSURLs; nil means http.DefaultClient.
+	// HTTPClient fetches JWKSURLs; nil means a client with a 10 second
+	// timeout. Each jku is fetched at most once per [CardVerifier.Verify]
+	// call, and its JWK set may be at most 64 KiB.
 	HTTPClient *http.Client
 }
+
+// maxCardSignatures bounds the signatures a card may carry for
+// [CardVerifier.Verify] to try them. A card with more is refused as
+// malformed before any is checked or any jku fetched, rather than having
+// the extra ones ignored: a signer needs one signature per key it
+// publishes, a few during a key rotation, and a card with more than this
+// is far more likely to be an attempt to make the verifier work than a
+// genuine card whose valid signature happens to come late.
+const maxCardSignatures = 16
+
+// maxCardErrorText bounds the text of the error [CardVerifier.Verify]
+// returns: the signatures' kid, alg and jku come from the card, and may be
+// long.
+const maxCardErrorText = 4096
+
+// cardJWKSTimeout bounds a jku fetch when CardVerifier.HTTPClient is nil.
+var cardJWKSTimeout = 10 * time.Second
 
 // VerifiedCardSignature tells which signature of a card verified.
 type VerifiedCardSignature struct {
@@ -265,7 +286,9 @@ type VerifiedCardSignature struct {
 // ignored. It returns the first signature that verifies; otherwise an
 // error that wraps [ErrCardUnsigned], [ErrCardAlgorithm],
 // [ErrCardKeyUnknown], [ErrCardSignature] or [ErrCardMalformed], one per
-// signature tried, and says why each failed.
+// signature tried, and says why each failed (its text cut to 4 KiB). A card
+// with more than 16 signatures is refused with [ErrCardMalformed] without
+// trying any. An allowed jku named by several signatures is fetched once.
 func (v *CardVerifier) Verify(ctx context.Context, cardJSON []byte) (VerifiedCardSignature, error) {
 	algs := v.Algorithms
 	if algs == nil {
@@ -283,9 +306,13 @@ func (v *CardVerifier) Verify(ctx context.Context, cardJSON []byte) (VerifiedCar
 	if len(sigs) == 0 {
 		return VerifiedCardSignature{}, ErrCardUnsigned
 	}
+	if len(sigs) > maxCardSignatures {
+		return VerifiedCardSignature{}, fmt.Errorf("%w: the card has %d signatures, more than the %d a verifier tries", ErrCardMalformed, len(sigs), maxCardSignatures)
+	}
+	fetched := make(map[string]jwksResult) // by jku, for this call
 	var errs []error
 	for i, sig := range sigs {
-		res, err := v.verifyOne(ctx, algs, payload, sig)
+		res, err := v.verifyOne(ctx, algs, payload, sig, fetched)
 		if err == nil {
 			res.Index = i
 			return res, nil
@@ -295,7 +322,38 @@ func (v *CardVerifier) Verify(ctx context.Context, cardJSON []byte) (VerifiedCar
 		}
 		errs = append(errs, err)
 	}
-	return VerifiedCardSignature{}, errors.Join(errs...)
+	return VerifiedCardSignature{}, capErrors(errs)
+}
+
+// cappedError is errors.Join whose text is cut to maxCardErrorText bytes.
+type cappedError struct {
+	text string
+	errs []error
+}
+
+func (e *cappedError) Error() string   { return e.text }
+func (e *cappedError) Unwrap() []error { return e.errs }
+
+// capErrors joins errs as errors.Join does, cutting the text to
+// maxCardErrorText bytes (at a UTF-8 boundary).
+func capErrors(errs []error) error {
+	joined := errors.Join(errs...)
+	text := joined.Error()
+	if len(text) <= maxCardErrorText {
+		return joined
+	}
+	const more = " […]"
+	cut := maxCardErrorText - len(more)
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return &cappedError{text: text[:cut] + more, errs: errs}
+}
+
+// jwksResult is the outcome of fetching one jku.
+type jwksResult struct {
+	keys *jose.KeySet
+	err  error
 }
 
 // VerifyCard verifies card as [encoding/json] encodes it. This is for
@@ -321,7 +379,10 @@ func (v *CardVerifier) VerifyCardJSON(ctx context.Context, cardJSON []byte) erro
 	return err
 }
 
-func (v *CardVerifier) verifyOne(ctx context.Context, algs []string, payload []byte, sig a2a.AgentCardSignature) (VerifiedCardSignature, error) {
+// verifyOne checks one signature. fetched holds the jku fetches of this
+// Verify call, so that each allowed jku is fetched once whatever the number
+// of signatures naming it.
+func (v *CardVerifier) verifyOne(ctx context.Context, algs []string, payload []byte, sig a2a.AgentCardSignature, fetched map[string]jwksResult) (VerifiedCardSignature, error) {
 	h, err := jose.DecodeHeader(sig.Protected)
 	if err != nil {
 		return VerifiedCardSignature{}, fmt.Errorf("%w: protected header: %v", ErrCardMalformed, err)
@@ -342,11 +403,15 @@ func (v *CardVerifier) verifyOne(ctx context.Context, algs []string, payload []b
 	}
 	keys := v.Keys.find(h.KeyID, h.Alg)
 	if len(keys) == 0 && h.JWKSetURL != "" && slices.Contains(v.JWKSURLs, h.JWKSetURL) {
-		fetched, err := v.fetchJWKS(ctx, h.JWKSetURL)
-		if err != nil {
-			return res, fmt.Errorf("%w: kid %q: %v", ErrCardKeyUnknown, h.KeyID, err)
+		r, ok := fetched[h.JWKSetURL]
+		if !ok {
+			r.keys, r.err = v.fetchJWKS(ctx, h.JWKSetURL)
+			fetched[h.JWKSetURL] = r
 		}
-		keys, res.JWKSURL = fetched.Find(h.KeyID, h.Alg), h.JWKSetURL
+		if r.err != nil {
+			return res, fmt.Errorf("%w: kid %q: %v", ErrCardKeyUnknown, h.KeyID, r.err)
+		}
+		keys, res.JWKSURL = r.keys.Find(h.KeyID, h.Alg), h.JWKSetURL
 	}
 	if len(keys) == 0 {
 		where := "in the trust store"
@@ -381,7 +446,7 @@ const maxCardJWKSBytes = 64 << 10
 func (v *CardVerifier) fetchJWKS(ctx context.Context, u string) (*jose.KeySet, error) {
 	hc := v.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = &http.Client{Timeout: cardJWKSTimeout}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

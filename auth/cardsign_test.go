@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/capture"
@@ -519,4 +520,120 @@ func stripSignatures(t *testing.T, cardJSON []byte) []byte {
 		t.Fatal("no signatures member")
 	}
 	return append(bytes.Clone(cardJSON[:i]), []byte("\n}")...)
+}
+
+// hostileSigs returns n signature entries naming kid, ES256 and jku, whose
+// signature values are random bytes: none verifies.
+func hostileSigs(t *testing.T, n int, kid, jku string) []a2a.AgentCardSignature {
+	t.Helper()
+	p, err := jose.EncodeHeader(jose.Header{Alg: CardES256, Type: "JOSE", KeyID: kid, JWKSetURL: jku})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, 64)
+	_, _ = rand.Read(raw)
+	sigs := make([]a2a.AgentCardSignature, n)
+	for i := range sigs {
+		sigs[i] = a2a.AgentCardSignature{Protected: p, Signature: base64.RawURLEncoding.EncodeToString(raw)}
+	}
+	return sigs
+}
+
+// A card with many signatures naming an allowed jku costs one fetch of it
+// per Verify call, not one per signature; beyond maxCardSignatures the card
+// is refused before anything is fetched; and the error stays short even
+// when the signatures' headers are long.
+func TestVerifyCardHostileSignatures(t *testing.T) {
+	var hits atomic.Int32
+	var jwks []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		_, _ = w.Write(jwks)
+	}))
+	defer srv.Close()
+	jku := srv.URL + "/.well-known/jwks.json"
+	s := mustSigner(t, "remote", mustECKey(t), jku)
+	var err error
+	if jwks, err = s.JWKS(); err != nil {
+		t.Fatal(err)
+	}
+	v := &CardVerifier{JWKSURLs: []string{jku}}
+	ctx := context.Background()
+
+	// At the limit: every signature is tried, the jku fetched once.
+	card := testCard()
+	card.Signatures = hostileSigs(t, maxCardSignatures, "remote", jku)
+	_, err = v.Verify(ctx, mustJSON(t, card))
+	if !errors.Is(err, ErrCardSignature) {
+		t.Fatalf("%d bad signatures: %v, want ErrCardSignature", maxCardSignatures, err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d signatures naming one jku: %d fetches, want 1", maxCardSignatures, n)
+	}
+	// A genuine signature after the bad ones still verifies, and the jku
+	// is still fetched once per call.
+	hits.Store(0)
+	signed, err := SignCard(testCard(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed.Signatures = append(hostileSigs(t, 5, "remote", jku), signed.Signatures...)
+	if got, err := v.Verify(ctx, mustJSON(t, signed)); err != nil || got.Index != 5 || got.JWKSURL != jku {
+		t.Errorf("a genuine sixth signature: %+v, %v", got, err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("6 signatures naming one jku: %d fetches, want 1", n)
+	}
+
+	// Beyond the limit: refused, nothing fetched.
+	hits.Store(0)
+	card.Signatures = hostileSigs(t, 2000, "remote", jku)
+	_, err = v.Verify(ctx, mustJSON(t, card))
+	if !errors.Is(err, ErrCardMalformed) || !strings.Contains(err.Error(), "16") {
+		t.Errorf("2000 signatures: %v, want ErrCardMalformed naming the limit", err)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("2000 signatures: %d fetches, want none", n)
+	}
+
+	// Long kids: the error is capped, and still says what it is.
+	card.Signatures = hostileSigs(t, maxCardSignatures, strings.Repeat("k", 7000), "")
+	_, err = v.Verify(ctx, mustJSON(t, card))
+	if !errors.Is(err, ErrCardKeyUnknown) {
+		t.Errorf("long kids: %v, want ErrCardKeyUnknown", err)
+	}
+	if err != nil && len(err.Error()) > maxCardErrorText {
+		t.Errorf("long kids: the error is %d bytes, want at most %d", len(err.Error()), maxCardErrorText)
+	}
+}
+
+// A JWKS server that never answers does not hold Verify beyond the
+// default client's timeout when HTTPClient is nil.
+func TestVerifyCardJWKSTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	old := cardJWKSTimeout
+	cardJWKSTimeout = 200 * time.Millisecond
+	defer func() { cardJWKSTimeout = old }()
+
+	jku := srv.URL + "/jwks.json"
+	card := testCard()
+	card.Signatures = hostileSigs(t, 1, "remote", jku)
+	start := time.Now()
+	_, err := (&CardVerifier{JWKSURLs: []string{jku}}).Verify(context.Background(), mustJSON(t, card))
+	if !errors.Is(err, ErrCardKeyUnknown) {
+		t.Errorf("a hanging JWKS server: %v, want ErrCardKeyUnknown", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Verify took %v with a hanging JWKS server, want the client's timeout", d)
+	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,9 +24,12 @@ var ErrExtendedCardInterface = errors.New("client: the extended agent card does 
 // interface, transport and credentials stay as they are: the extended card
 // must offer the interface in use, or the call fails with an error
 // wrapping [ErrExtendedCardInterface] and the card in use stays. The card
-// is checked as a fetched public card is (name, version, interfaces); it
-// is not signature-verified, since it comes from the agent's own endpoint
-// over the authenticated connection.
+// is checked as a fetched public card is (name, version, interfaces), then
+// by the hook of [WithCardVerifier], if any; with [WithCardSignatures], a
+// signed extended card must verify, from the bytes of the result, while an
+// unsigned one is accepted (see WithCardSignatures for why). A card that
+// fails a check is not put to use: the error is returned (wrapping
+// [ErrCardNotVerified] for signatures) and the card in use stays.
 //
 // The extended card stays in use until the public card's version changes:
 // [Client.RefreshCard] keeps it while the public card is fresh, revalidates
@@ -33,13 +37,30 @@ var ErrExtendedCardInterface = errors.New("client: the extended agent card does 
 // to use when its version changed; call GetExtendedAgentCard again then.
 func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, error) {
 	st := c.st()
-	var out a2a.AgentCard
-	if err := c.call(ctx, st, opGetExtendedCard, &a2a.GetExtendedAgentCardRequest{Tenant: st.tenant("")}, &out); err != nil {
+	// The result as received, so that its signatures verify from the
+	// bytes their signer covered.
+	var raw json.RawMessage
+	if err := c.call(ctx, st, opGetExtendedCard, &a2a.GetExtendedAgentCardRequest{Tenant: st.tenant("")}, &raw); err != nil {
 		return nil, err
 	}
-	card := &out
+	card := new(a2a.AgentCard)
+	if err := a2a.Unmarshal(raw, card); err != nil {
+		return nil, invalidResponseCause(err, "GetExtendedAgentCard: malformed card: %v", err)
+	}
 	if err := validateCard(card); err != nil {
 		return nil, invalidResponseCause(err, "GetExtendedAgentCard: %v", err)
+	}
+	// A signed extended card is verified as a fetched public card is; an
+	// unsigned one is accepted (see WithCardSignatures).
+	if len(card.Signatures) > 0 {
+		if err := c.checkSignatures(ctx, raw); err != nil {
+			return nil, fmt.Errorf("%w (the extended agent card)", err)
+		}
+	}
+	if c.cfg.verifier != nil {
+		if err := c.cfg.verifier(ctx, card); err != nil {
+			return nil, fmt.Errorf("client: extended agent card verification failed: %w", err)
+		}
 	}
 	c.refresh.Lock()
 	defer c.refresh.Unlock()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
@@ -32,6 +33,8 @@ type extServer struct {
 	version string   // of the public card
 	methods []string // A2A methods called, in order
 	extURL  string   // the extended card's interface URL ("" for the same)
+
+	pubSigner, extSigner *auth.CardSigner // sign the public, the extended card (nil: unsigned)
 }
 
 func newExtServer(t *testing.T) *extServer {
@@ -56,7 +59,11 @@ func newExtServer(t *testing.T) *extServer {
 				c.SupportedInterfaces[i].URL = es.extURL
 			}
 		}
+		s := es.extSigner
 		es.mu.Unlock()
+		if s != nil {
+			return auth.SignCard(c, s)
+		}
 		return c, nil
 	}))
 	if err != nil {
@@ -68,8 +75,19 @@ func newExtServer(t *testing.T) *extServer {
 	}
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == client.WellKnownCardPath {
+			card := es.publicCard()
+			es.mu.Lock()
+			s := es.pubSigner
+			es.mu.Unlock()
+			if s != nil {
+				var err error
+				if card, err = auth.SignCard(card, s); err != nil {
+					http.Error(w, err.Error(), http.StatusInternalServerError)
+					return
+				}
+			}
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(es.publicCard())
+			_ = json.NewEncoder(w).Encode(card)
 			return
 		}
 		es.record(r)
@@ -235,5 +253,89 @@ func TestUseExtendedCardNotDeclared(t *testing.T) {
 	}
 	if n := len(rec.all()) - before; n != 0 {
 		t.Errorf("UseExtendedCard sent %d requests, want none", n)
+	}
+}
+
+// TestExtendedCardVerifierHook: the hook of WithCardVerifier runs on the
+// extended card before it is put to use; its error is returned and the
+// public card stays in use.
+func TestExtendedCardVerifierHook(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		t.Run(b, func(t *testing.T) {
+			t.Parallel()
+			es := newExtServer(t)
+			errExt := errors.New("extended cards are not for us")
+			var mu sync.Mutex
+			var seen []string
+			c := newClient(t, es.URL, b, client.WithBearerToken(extToken), client.WithCardVerifier(func(ctx context.Context, card *a2a.AgentCard) error {
+				mu.Lock()
+				seen = append(seen, card.Version)
+				mu.Unlock()
+				if strings.HasSuffix(card.Version, "+ext") {
+					return errExt
+				}
+				return nil
+			}))
+			public := c.Card()
+			_, err := c.GetExtendedAgentCard(t.Context())
+			if !errors.Is(err, errExt) {
+				t.Errorf("GetExtendedAgentCard: %v, want the hook's error", err)
+			}
+			if _, err := c.UseExtendedCard(t.Context()); !errors.Is(err, errExt) {
+				t.Errorf("UseExtendedCard: %v, want the hook's error", err)
+			}
+			if c.Card() != public {
+				t.Errorf("the card in use is %q, want the public card kept", c.Card().Version)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if want := []string{"1.0.0", "1.0.0+ext", "1.0.0+ext"}; !slices.Equal(seen, want) {
+				t.Errorf("the hook saw versions %q, want %q", seen, want)
+			}
+		})
+	}
+}
+
+// TestExtendedCardSignatures: with WithCardSignatures, a signed extended
+// card is verified before it is put to use, and one that does not verify
+// is refused with the public card kept; an unsigned one is accepted.
+func TestExtendedCardSignatures(t *testing.T) {
+	t.Parallel()
+	trusted := signer(t, "card-key")
+	cases := []struct {
+		name    string
+		ext     *auth.CardSigner
+		wantErr error // nil: the extended card is put to use
+	}{
+		{"unsigned", nil, nil},
+		{"signed by the trusted key", trusted, nil},
+		{"signed by another kid", signer(t, "other-key"), auth.ErrCardKeyUnknown},
+		{"signed by another key, same kid", signer(t, "card-key"), auth.ErrCardSignature},
+	}
+	for _, b := range bindings {
+		for _, tc := range cases {
+			t.Run(b+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				es := newExtServer(t)
+				es.set(func(es *extServer) { es.pubSigner, es.extSigner = trusted, tc.ext })
+				v := &auth.CardVerifier{Keys: auth.CardKeysOf(trusted)}
+				c := newClient(t, es.URL, b, client.WithBearerToken(extToken), client.WithCardSignatures(v))
+				public := c.Card()
+				ext, err := c.UseExtendedCard(t.Context())
+				if tc.wantErr == nil {
+					if err != nil || c.Card() != ext || ext.Version != "1.0.0+ext" {
+						t.Fatalf("UseExtendedCard = %v, %v; want the extended card in use", ext, err)
+					}
+					return
+				}
+				if !errors.Is(err, client.ErrCardNotVerified) || !errors.Is(err, tc.wantErr) {
+					t.Errorf("UseExtendedCard: %v, want ErrCardNotVerified wrapping %v", err, tc.wantErr)
+				}
+				if c.Card() != public {
+					t.Errorf("the card in use is %q, want the public card kept", c.Card().Version)
+				}
+			})
+		}
 	}
 }

@@ -215,8 +215,10 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithCardVerifier sets a check run on every agent card the client is
-// about to use: after each fetch (in [New] and [Client.RefreshCard]) and in
-// [NewFromCard]. An error rejects the card. It is the hook for verifying
+// about to use: after each fetch (in [New] and [Client.RefreshCard]), in
+// [NewFromCard], and on the extended card of [Client.GetExtendedAgentCard]
+// and [Client.UseExtendedCard] before it is put to use. An error rejects
+// the card. It is the hook for verifying
 // the card's JWS signatures (A2A §8.4.3). By default cards are not
 // verified.
 func WithCardVerifier(verify func(ctx context.Context, card *a2a.AgentCard) error) Option {

@@ -30,6 +30,13 @@ type CardSignatureVerifier interface {
 // an error wrapping [ErrCardNotVerified]; RefreshCard then keeps the
 // previous card. The check runs before that of [WithCardVerifier], which
 // still applies. By default signatures are not verified.
+//
+// The extended card of [Client.GetExtendedAgentCard] and
+// [Client.UseExtendedCard] is verified, from the bytes of the result, when
+// it carries signatures, and rejected like a public card if none verifies.
+// An unsigned extended card is accepted: agents seldom sign it, and it
+// comes as the answer to an authenticated call to the interface of a
+// public card that verified, so it is as trustworthy as that connection.
 func WithCardSignatures(v CardSignatureVerifier) Option {
 	return func(c *config) error {
 		if v == nil {

@@ -13,31 +13,50 @@ import (
 	"github.com/goa2a/a2a/auth"
 )
 
-// cardCheck verifies the signatures of the card a2a card fetches, for
-// --jwks, from the bytes received. It records the outcome instead of
-// rejecting the card, so that the card is shown either way.
+// cardCheck verifies the signatures of the cards a2a card fetches, for
+// --jwks, from the bytes received: the public card, and the extended card
+// when it is signed. It records the outcomes instead of rejecting a card,
+// so that the card is shown either way.
 type cardCheck struct {
-	v   *auth.CardVerifier
-	res auth.VerifiedCardSignature
-	err error
+	v          *auth.CardVerifier
+	public     cardOutcome
+	extended   cardOutcome
+	inExtended bool // set before fetching the extended card
 }
 
-// VerifyCardJSON makes cardCheck a client.CardSignatureVerifier.
+// cardOutcome is the outcome of verifying one card.
+type cardOutcome struct {
+	checked bool
+	res     auth.VerifiedCardSignature
+	err     error
+}
+
+// VerifyCardJSON makes cardCheck a client.CardSignatureVerifier. The
+// client calls it for the public card, then, once inExtended is set, for a
+// signed extended card.
 func (c *cardCheck) VerifyCardJSON(ctx context.Context, cardJSON []byte) error {
-	c.res, c.err = c.v.Verify(ctx, cardJSON)
+	o := &c.public
+	if c.inExtended {
+		o = &c.extended
+	}
+	o.res, o.err = c.v.Verify(ctx, cardJSON)
+	o.checked = true
 	return nil
 }
 
+// failed reports whether a card that was checked did not verify.
+func (c *cardCheck) failed() bool { return c.public.err != nil || c.extended.err != nil }
+
 // status is the outcome as the signatures line shows it.
-func (c *cardCheck) status() string {
-	if c.err != nil {
-		return "not verified: " + strings.ReplaceAll(strings.TrimPrefix(c.err.Error(), "auth: "), "\n", "; ")
+func (o *cardOutcome) status() string {
+	if o.err != nil {
+		return "not verified: " + strings.ReplaceAll(strings.TrimPrefix(o.err.Error(), "auth: "), "\n", "; ")
 	}
 	via := ""
-	if c.res.JWKSURL != "" {
-		via = ", key from " + c.res.JWKSURL
+	if o.res.JWKSURL != "" {
+		via = ", key from " + o.res.JWKSURL
 	}
-	return fmt.Sprintf("verified (kid %s, %s%s)", c.res.KeyID, c.res.Alg, via)
+	return fmt.Sprintf("verified (kid %s, %s%s)", o.res.KeyID, o.res.Alg, via)
 }
 
 // maxJWKSFile bounds the JWK set --jwks reads.
@@ -95,6 +114,9 @@ func loadCardKeys(ctx context.Context, hc *http.Client, src string, timeout time
 	return keys, nil
 }
 
-// errNotVerified is the outcome of a2a card --jwks for a card whose
-// signature does not verify.
-var errNotVerified = errors.New("the agent card's signature is not verified")
+// errNotVerified and errExtendedNotVerified are the outcomes of a2a card
+// --jwks for a public or extended card whose signature does not verify.
+var (
+	errNotVerified         = errors.New("the agent card's signature is not verified")
+	errExtendedNotVerified = errors.New("the extended agent card's signature is not verified")
+)

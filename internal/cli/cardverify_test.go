@@ -11,8 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/kit/deployer"
+	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/a2ahttp"
 )
 
 // startDeployer serves a deployer that signs its card with a new ES256 key
@@ -93,4 +96,104 @@ func TestCardJWKS(t *testing.T) {
 			t.Errorf("%s: stderr does not contain %q:\n%s", c.name, c.err, r.stderr)
 		}
 	}
+}
+
+// startSignedExtended serves a deployer whose card is signed by a new
+// key, published at deployer.JWKSPath, and whose extended card is signed by
+// that key too (sameKey) or by other.
+func startSignedExtended(t *testing.T, sameKey bool, other *auth.CardSigner) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	signer, err := deployer.NewSigner(base + deployer.JWKSPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extSigner := other
+	if sameKey {
+		extSigner = signer
+	}
+	in := a2ahttp.Interfaces(base)
+	ext, err := auth.SignCard(deployer.ExtendedCard(in[0].URL, in[1].URL), extSigner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler, h, err := deployer.NewServerWithSigner(base, "tok", signer, server.WithExtendedCard(func(context.Context) (*a2a.AgentCard, error) {
+		return ext, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = handler
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); _ = h.Close(context.Background()) })
+	return base
+}
+
+// With credentials a2a card shows the extended card, and its signatures
+// line describes that card, not the public one that was verified.
+func TestCardJWKSExtended(t *testing.T) {
+	t.Parallel()
+	other, err := deployer.NewSigner("http://127.0.0.1:1/jwks.json") // same kid, another key
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsignedBase := startDeployer(t)
+	publicOK := "public card: 1, verified (kid deployer-key-1, ES256)"
+
+	type want struct {
+		code   int
+		out    []string // in stdout
+		notOut []string // not in stdout
+		err    string   // in stderr
+	}
+	check := func(name string, r result, w want) {
+		t.Helper()
+		if r.code != w.code {
+			t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, r.code, w.code, r.stdout, r.stderr)
+			return
+		}
+		for _, s := range w.out {
+			if !strings.Contains(r.stdout, s) {
+				t.Errorf("%s: stdout does not contain %q:\n%s", name, s, r.stdout)
+			}
+		}
+		for _, s := range w.notOut {
+			if strings.Contains(r.stdout, s) {
+				t.Errorf("%s: stdout contains %q:\n%s", name, s, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stderr, w.err) {
+			t.Errorf("%s: stderr does not contain %q:\n%s", name, w.err, r.stderr)
+		}
+	}
+
+	// The deployer: a signed public card, an unsigned extended card.
+	check("deployer", run(t, unsignedBase, "card", unsignedBase, "--jwks", unsignedBase+deployer.JWKSPath, "--token", "tok"), want{
+		code: 0,
+		out: []string{"rollback", "the extended card",
+			"signatures    0 (not verified: the extended card came over the authenticated connection)", publicOK},
+		notOut: []string{"0, verified"},
+	})
+	check("deployer --json", run(t, unsignedBase, "card", unsignedBase, "--json", "--jwks", unsignedBase+deployer.JWKSPath, "--token", "tok"), want{
+		code: 0, out: []string{`"rollback"`},
+	})
+	// Without credentials nothing changes: the public card is shown.
+	check("deployer, no token", run(t, unsignedBase, "card", unsignedBase, "--jwks", unsignedBase+deployer.JWKSPath), want{
+		code: 0, out: []string{"signatures    1, verified (kid deployer-key-1, ES256)"}, notOut: []string{"public card:", "rollback"},
+	})
+
+	// An extended card signed by the agent's key is verified.
+	goodBase := startSignedExtended(t, true, other)
+	check("signed extended card", run(t, goodBase, "card", goodBase, "--jwks", goodBase+deployer.JWKSPath, "--token", "tok"), want{
+		code: 0, out: []string{"rollback", "signatures    1, verified (kid deployer-key-1, ES256)", publicOK},
+	})
+	// One signed by another key is not, and the exit status says so.
+	badBase := startSignedExtended(t, false, other)
+	check("extended card signed by another key", run(t, badBase, "card", badBase, "--jwks", badBase+deployer.JWKSPath, "--token", "tok"), want{
+		code: 1, out: []string{"rollback", "signatures    1, not verified: the card signature does not verify", publicOK},
+	})
+	check("extended card signed by another key, --json", run(t, badBase, "card", badBase, "--json", "--jwks", badBase+deployer.JWKSPath, "--token", "tok"), want{
+		code: 1, out: []string{`"rollback"`}, err: "a2a card: the extended agent card's signature is not verified: the card signature does not verify",
+	})
 }

@@ -98,9 +98,16 @@ func (o *cardFlags) run(e *env, cf *clientFlags, pos []string) error {
 	if err := runCard(e, cf, pos, check, extra...); err != nil {
 		return err
 	}
-	if check != nil && check.err != nil {
+	if check != nil && check.failed() {
 		if cf.json {
-			fmt.Fprintf(e.stderr, "a2a card: %v: %s\n", errNotVerified, strings.TrimPrefix(check.status(), "not verified: "))
+			for _, f := range []struct {
+				o   *cardOutcome
+				err error
+			}{{&check.public, errNotVerified}, {&check.extended, errExtendedNotVerified}} {
+				if f.o.err != nil {
+					fmt.Fprintf(e.stderr, "a2a card: %v: %s\n", f.err, strings.TrimPrefix(f.o.status(), "not verified: "))
+				}
+			}
 		}
 		return exitCode(ExitError)
 	}
@@ -114,9 +121,13 @@ func runCard(e *env, cf *clientFlags, pos []string, check *cardCheck, extra ...c
 	}
 	// With credentials, show what they unlock: the extended card, when
 	// the agent offers one (A2A §3.1.11).
+	public := c.Card()
 	extended := false
 	if cf.token != "" || len(cf.headers) > 0 {
-		if c.Card().Capabilities.SupportsExtendedCard() {
+		if public.Capabilities.SupportsExtendedCard() {
+			if check != nil {
+				check.inExtended = true // the client verifies a signed extended card
+			}
 			if _, err := c.GetExtendedAgentCard(e.ctx); err != nil {
 				return err
 			}
@@ -126,11 +137,22 @@ func runCard(e *env, cf *clientFlags, pos []string, check *cardCheck, extra ...c
 	if cf.json {
 		return e.printJSON(c.Card())
 	}
-	sigStatus := ""
-	if check != nil {
-		sigStatus = check.status()
+	// The signatures line describes the card shown. The extended card
+	// replaces the public one, whose outcome is then said as its own.
+	var sigs cardSigs
+	switch {
+	case check == nil:
+	case !extended:
+		sigs.status = check.public.status()
+	default:
+		sigs.public = fmt.Sprintf("%d, %s", len(public.Signatures), check.public.status())
+		if check.extended.checked {
+			sigs.status = check.extended.status()
+		} else {
+			sigs.unchecked = "the extended card came over the authenticated connection"
+		}
 	}
-	printCard(e.stdout, style{e.term}, c.Card(), sigStatus)
+	printCard(e.stdout, style{e.term}, c.Card(), sigs)
 	if extended {
 		fmt.Fprintf(e.stdout, "\n%s\n", style{e.term}.dim("the extended card, shown to authenticated callers"))
 	}

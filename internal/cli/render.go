@@ -104,9 +104,17 @@ func short(id string) string {
 	return id
 }
 
-// printCard writes a readable summary of an agent card. sigStatus, when
-// not empty, is the outcome of verifying its signatures.
-func printCard(w io.Writer, s style, c *a2a.AgentCard, sigStatus string) {
+// cardSigs is what the signature lines of printCard say, for a2a card
+// --jwks. The zero value says the signatures were not checked.
+type cardSigs struct {
+	status    string // the outcome of verifying the shown card's signatures
+	unchecked string // else, why they were not verified
+	public    string // for an extended card: the public card's count and outcome
+}
+
+// printCard writes a readable summary of an agent card; sig says how its
+// signatures (and for an extended card, the public card's) were checked.
+func printCard(w io.Writer, s style, c *a2a.AgentCard, sig cardSigs) {
 	fmt.Fprintf(w, "%s %s\n", s.bold(c.Name), s.dim("v"+c.Version))
 	if c.Description != "" {
 		fmt.Fprintf(w, "%s\n", c.Description)
@@ -163,11 +171,20 @@ func printCard(w io.Writer, s style, c *a2a.AgentCard, sigStatus string) {
 			fmt.Fprintf(w, "%-13s %s: %s\n", label, n, schemeText(c.SecuritySchemes[n]))
 		}
 	}
+	label := "signatures"
 	switch {
-	case sigStatus != "": // a2a card --jwks
-		fmt.Fprintf(w, "%-13s %d, %s\n", "signatures", len(c.Signatures), sigStatus)
+	case sig.status != "": // a2a card --jwks
+		fmt.Fprintf(w, "%-13s %d, %s\n", label, len(c.Signatures), sig.status)
+		label = ""
+	case sig.unchecked != "":
+		fmt.Fprintf(w, "%-13s %d (not verified: %s)\n", label, len(c.Signatures), sig.unchecked)
+		label = ""
 	case len(c.Signatures) > 0:
-		fmt.Fprintf(w, "%-13s %d (not verified)\n", "signatures", len(c.Signatures))
+		fmt.Fprintf(w, "%-13s %d (not verified)\n", label, len(c.Signatures))
+		label = ""
+	}
+	if sig.public != "" {
+		fmt.Fprintf(w, "%-13s public card: %s\n", label, sig.public)
 	}
 	if len(c.Skills) > 0 {
 		fmt.Fprintf(w, "\nskills\n")

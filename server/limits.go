@@ -43,6 +43,11 @@ type Limits struct {
 	// or reply is refused; a message continuing a task is always taken,
 	// but its execution counts.
 	MaxActiveTasksPerPrincipal int
+	// MaxActiveTasks is the most agent executions running at once on this
+	// Handler, for all callers together, anonymous ones included (default
+	// 10000). As with MaxActiveTasksPerPrincipal, only a message that would
+	// start a new task or reply is refused.
+	MaxActiveTasks int
 	// Rate is how many calls per second one caller may make on average,
 	// refilling a token bucket of Burst calls. Every A2A operation takes a
 	// token; an empty bucket refuses the call with a retry delay. Zero (the
@@ -59,6 +64,7 @@ const (
 	DefaultMaxStreams                 = 10000
 	DefaultMaxStreamsPerPrincipal     = 100
 	DefaultMaxActiveTasksPerPrincipal = 100
+	DefaultMaxActiveTasks             = 10000
 )
 
 // DefaultLimits returns the limits of a Handler made without [WithLimits]:
@@ -70,6 +76,7 @@ func DefaultLimits() Limits {
 		MaxStreams:                 DefaultMaxStreams,
 		MaxStreamsPerPrincipal:     DefaultMaxStreamsPerPrincipal,
 		MaxActiveTasksPerPrincipal: DefaultMaxActiveTasksPerPrincipal,
+		MaxActiveTasks:             DefaultMaxActiveTasks,
 	}
 }
 
@@ -121,6 +128,7 @@ type limiter struct {
 	mu        sync.Mutex
 	streams   int
 	streamsBy map[string]int
+	tasks     int
 	tasksBy   map[string]int
 	buckets   map[string]*bucket
 	sweepAt   int // sweep idle buckets when there are this many
@@ -149,6 +157,7 @@ func newLimiter(l Limits) *limiter {
 	orDefault(&l.MaxStreams, def.MaxStreams)
 	orDefault(&l.MaxStreamsPerPrincipal, def.MaxStreamsPerPrincipal)
 	orDefault(&l.MaxActiveTasksPerPrincipal, def.MaxActiveTasksPerPrincipal)
+	orDefault(&l.MaxActiveTasks, def.MaxActiveTasks)
 	if l.Rate <= 0 {
 		l.Rate, l.Burst = 0, 0
 	} else if l.Burst == 0 {
@@ -266,25 +275,47 @@ func (h *Handler) admitStream(ctx context.Context) (release func(), err error) {
 
 // admitTask counts exec, an agent execution about to run for the caller,
 // until exec's context ends (when the agent returns, or the task is
-// cancelled, or the Handler closes). With refuse, an execution over the
-// limit is refused instead, and exec is cancelled.
+// cancelled, or the Handler closes). With refuse, an execution over a
+// limit (the caller's, then the server's) is refused instead, and exec is
+// cancelled.
 func (h *Handler) admitTask(ctx context.Context, exec *execution, refuse bool) error {
+	l := h.limits
 	key, keyed := callerKey(ctx)
-	if !keyed || h.limits.cfg.MaxActiveTasksPerPrincipal < 0 {
+	keyed = keyed && l.cfg.MaxActiveTasksPerPrincipal >= 0
+	total := l.cfg.MaxActiveTasks >= 0
+	if !keyed && !total {
 		return nil
 	}
-	l := h.limits
 	l.mu.Lock()
-	if refuse && over(l.tasksBy[key], l.cfg.MaxActiveTasksPerPrincipal) {
-		l.mu.Unlock()
-		exec.cancel()
-		return exhausted("too many tasks running for this caller", "maxActiveTasksPerPrincipal", l.cfg.MaxActiveTasksPerPrincipal)
+	if refuse {
+		var err error
+		switch {
+		case keyed && over(l.tasksBy[key], l.cfg.MaxActiveTasksPerPrincipal):
+			err = exhausted("too many tasks running for this caller", "maxActiveTasksPerPrincipal", l.cfg.MaxActiveTasksPerPrincipal)
+		case total && over(l.tasks, l.cfg.MaxActiveTasks):
+			err = exhausted("too many tasks running on this server", "maxActiveTasks", l.cfg.MaxActiveTasks)
+		}
+		if err != nil {
+			l.mu.Unlock()
+			exec.cancel()
+			return err
+		}
 	}
-	l.tasksBy[key]++
+	if total {
+		l.tasks++
+	}
+	if keyed {
+		l.tasksBy[key]++
+	}
 	l.mu.Unlock()
 	context.AfterFunc(exec.ctx, func() {
 		l.mu.Lock()
-		l.decLocked(l.tasksBy, key)
+		if total {
+			l.tasks--
+		}
+		if keyed {
+			l.decLocked(l.tasksBy, key)
+		}
 		l.mu.Unlock()
 		if l.released != nil {
 			l.released()

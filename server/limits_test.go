@@ -20,7 +20,7 @@ func TestLimitsDefaultsAndValidation(t *testing.T) {
 		t.Errorf("Limits() = %+v, want the defaults %+v", got, want)
 	}
 	def := server.DefaultLimits()
-	if def.MaxParts <= 0 || def.MaxDepth <= 0 || def.MaxStreams <= 0 || def.MaxStreamsPerPrincipal <= 0 || def.MaxActiveTasksPerPrincipal <= 0 || def.Rate != 0 {
+	if def.MaxParts <= 0 || def.MaxDepth <= 0 || def.MaxStreams <= 0 || def.MaxStreamsPerPrincipal <= 0 || def.MaxActiveTasksPerPrincipal <= 0 || def.MaxActiveTasks <= 0 || def.Rate != 0 {
 		t.Errorf("DefaultLimits() = %+v: want every limit on but the rate", def)
 	}
 
@@ -244,6 +244,74 @@ func TestMaxActiveTasksPerPrincipal(t *testing.T) {
 	recv(t, released) // Alice's continuation and Bob's task
 	for range 2 {
 		sendTask(t, h, alice, immediate(newRequest("block")))
+	}
+}
+
+// TestMaxActiveTasks: the server-wide cap on running agent executions
+// counts every caller, anonymous ones included; over it a new task is
+// refused naming the limit, while continuing a task never is; a finished
+// execution gives its slot back.
+func TestMaxActiveTasks(t *testing.T) {
+	t.Parallel()
+	if got := server.DefaultLimits().MaxActiveTasks; got != server.DefaultMaxActiveTasks || got <= 0 {
+		t.Errorf("DefaultLimits().MaxActiveTasks = %d, want DefaultMaxActiveTasks %d", got, server.DefaultMaxActiveTasks)
+	}
+	gate := make(chan struct{})
+	h := newHandler(t, nil, gated(gate), server.WithLimits(server.Limits{MaxActiveTasks: 3}))
+	released := make(chan struct{}, 100)
+	server.OnLimitRelease(h, func() { released <- struct{}{} })
+	if got := h.Limits().MaxActiveTasks; got != 3 {
+		t.Errorf("Limits().MaxActiveTasks = %d, want 3", got)
+	}
+	ctx := v1(testCtx(t))
+	alice, bob := as(ctx, "alice"), as(ctx, "bob")
+
+	waiting := sendTask(t, h, alice, newRequest("input"))
+	recv(t, released) // its execution ended at input-required
+	// Alice, Bob and a caller the server cannot tell apart fill the server.
+	var blocked []*a2a.Task
+	for _, c := range []context.Context{alice, bob, ctx} {
+		blocked = append(blocked, sendTask(t, h, c, immediate(newRequest("block"))))
+	}
+	for _, c := range []context.Context{as(ctx, "carol"), ctx, server.WithClientKey(ctx, "192.0.2.1")} {
+		_, err := h.SendMessage(c, immediate(newRequest("block")))
+		e := wantExhausted(t, err, "maxActiveTasks", 3)
+		if e.Text() != "too many tasks running on this server (limit 3)" {
+			t.Errorf("message %q", e.Text())
+		}
+	}
+	wantExhausted(t, openStream(t, bob, h.SendStreamingMessage(bob, newRequest("block"))).Err(), "maxActiveTasks", 3)
+	recv(t, released) // that stream's slot
+	// Continuing a task is taken, and counts: now 4 run.
+	if cont := sendTask(t, h, alice, immediate(continueRequest(waiting.ID, "block"))); cont.ID != waiting.ID {
+		t.Errorf("continued task %s, want %s", cont.ID, waiting.ID)
+	}
+	// Cancelling one leaves 3 running, still full; a second frees a slot.
+	for i, task := range blocked[:2] {
+		c := []context.Context{alice, bob}[i]
+		if _, err := h.CancelTask(c, &a2a.CancelTaskRequest{ID: task.ID}); err != nil {
+			t.Fatalf("CancelTask: %v", err)
+		}
+		recv(t, released)
+		_, err := h.SendMessage(as(ctx, "carol"), immediate(newRequest("block")))
+		if i == 0 {
+			wantExhausted(t, err, "maxActiveTasks", 3)
+		} else if err != nil {
+			t.Errorf("after two cancels: %v", err)
+		}
+	}
+	close(gate)
+}
+
+// TestMaxActiveTasksUnlimited: a negative MaxActiveTasks is no limit.
+func TestMaxActiveTasksUnlimited(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	defer close(gate)
+	h := newHandler(t, nil, gated(gate), server.WithLimits(server.Limits{MaxActiveTasks: -1, MaxActiveTasksPerPrincipal: -1}))
+	ctx := v1(testCtx(t))
+	for range server.DefaultMaxActiveTasksPerPrincipal + 5 {
+		sendTask(t, h, ctx, immediate(newRequest("block")))
 	}
 }
 

@@ -207,7 +207,8 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	}
 	ops := s.opsMux()
 	root := http.NewServeMux()
-	root.Handle("/", s.metrics.instrument(withClientKey(s.clientCerts(app, s.authenticate(app))), s.log, cfg.bindings, cfg.maxBody))
+	authn := func(app http.Handler) http.Handler { return s.clientCerts(app, s.authenticate(app)) }
+	root.Handle("/", s.metrics.instrument(withClientKey(s.limitAuthFailures(app, authn)), s.log, cfg.bindings, cfg.maxBody)) // serve_authlimit.go
 	if s.opsLn == nil {
 		root.Handle("/healthz", ops)
 		root.Handle("/readyz", ops)

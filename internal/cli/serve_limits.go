@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 
 	"github.com/goa2a/a2a/a2a"
@@ -19,6 +20,8 @@ type limitSettings struct {
 	maxStreams             int
 	maxStreamsPerPrincipal int
 	maxTasksPerPrincipal   int
+	maxTasks               int
+	authFailures           int
 	rate                   float64
 	burst                  int
 	maxParts               int
@@ -41,6 +44,11 @@ func (l *limitSettings) register(fs *flag.FlagSet) {
 		"callers without a principal (this machine, or a reverse proxy on it) are not limited per caller")
 	fs.IntVar(&l.maxTasksPerPrincipal, "max-tasks-per-principal", server.DefaultMaxActiveTasksPerPrincipal, "most tasks one caller may have running in the agent at once; a message that would start\n"+
 		"another is refused (continuing a task never is); 0 for no limit")
+	fs.IntVar(&l.maxTasks, "max-tasks", server.DefaultMaxActiveTasks, "most tasks running in the agent at once on the server, all callers together; a message that\n"+
+		"would start another is refused (continuing a task never is); 0 for no limit")
+	fs.IntVar(&l.authFailures, "max-auth-failures", serveAuthFailures, "refused authentications (401, 403) one client address may have before its requests to the A2A\n"+
+		"bindings are refused with 429, unchecked; it earns one back each second. An address is an IPv4\n"+
+		"address or an IPv6 /64; loopback is not counted (see --max-streams-per-principal); 0 for no limit")
 	fs.Float64Var(&l.rate, "rate", serveRate, "calls per second one caller may make on average (a token bucket of --burst); 0 turns rate limiting off")
 	fs.IntVar(&l.burst, "burst", serveBurst, "calls one caller may make at once after a quiet spell, with --rate")
 	fs.IntVar(&l.maxParts, "max-parts", server.DefaultMaxParts, "most parts a message may have; 0 for no limit")
@@ -57,6 +65,8 @@ func (l *limitSettings) validate() []error {
 		{"max-streams", l.maxStreams},
 		{"max-streams-per-principal", l.maxStreamsPerPrincipal},
 		{"max-tasks-per-principal", l.maxTasksPerPrincipal},
+		{"max-tasks", l.maxTasks},
+		{"max-auth-failures", l.authFailures},
 		{"max-parts", l.maxParts},
 		{"max-depth", l.maxDepth},
 	} {
@@ -90,6 +100,7 @@ func (l *limitSettings) limits() server.Limits {
 		MaxStreams:                 count(l.maxStreams),
 		MaxStreamsPerPrincipal:     count(l.maxStreamsPerPrincipal),
 		MaxActiveTasksPerPrincipal: count(l.maxTasksPerPrincipal),
+		MaxActiveTasks:             count(l.maxTasks),
 	}
 	if l.rate > 0 {
 		out.Rate, out.Burst = l.rate, l.burst
@@ -97,25 +108,50 @@ func (l *limitSettings) limits() server.Limits {
 	return out
 }
 
-// withClientKey counts callers without a principal by their IP address for
-// the per-caller limits (without a key the server cannot tell them apart,
-// and does not limit them per caller). Loopback callers get no key: they
-// are this machine, or a reverse proxy on it that every remote caller
-// comes through, and limiting them as one caller would throttle all of
-// those together. Behind such a proxy, the per-caller limits apply to
+// withClientKey counts callers without a principal by their IP address
+// (an IPv6 one by its /64, see clientKeyOf) for the per-caller limits
+// (without a key the server cannot tell them apart, and does not limit
+// them per caller). Loopback callers get no key: they are this machine,
+// or a reverse proxy on it that every remote caller comes through, and
+// limiting them as one caller would throttle all of those together. Behind such a proxy, the per-caller limits apply to
 // authenticated callers only (--api-key, --client-ca); the totals apply to
 // all.
 func withClientKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-			r = r.WithContext(server.WithClientKey(r.Context(), ip.String()))
+		if key := clientKeyOf(r.RemoteAddr); key != "" {
+			r = r.WithContext(server.WithClientKey(r.Context(), key))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// clientKeyOf is the key of a caller at remoteAddr (host:port, or a bare
+// host), or "" for loopback or what is not an IP address. An IPv4 caller
+// is keyed by its address (an IPv4-mapped IPv6 address as the IPv4 one),
+// an IPv6 caller by its /64 prefix, such as "2001:db8:1:2::/64": a host is
+// usually given a whole /64 and can pick any address in it, so keying by
+// address would let it be as many callers as it likes.
+func clientKeyOf(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.IsLoopback() {
+		return ""
+	}
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return ""
+	}
+	return p.String()
 }
 
 // describe is the banner's summary of the limits a person most often runs
@@ -131,7 +167,7 @@ func (l *limitSettings) describe() string {
 	if l.rate > 0 {
 		rate = fmt.Sprintf("%s calls/s per caller (burst %d)", strconv.FormatFloat(l.rate, 'f', -1, 64), l.burst)
 	}
-	return fmt.Sprintf("%s, %s and %s per caller, %s in all", rate,
+	return fmt.Sprintf("%s, %s and %s per caller, %s and %s in all", rate,
 		count(l.maxStreamsPerPrincipal, "streams"), count(l.maxTasksPerPrincipal, "running tasks"),
-		count(l.maxStreams, "streams"))
+		count(l.maxStreams, "streams"), count(l.maxTasks, "running tasks"))
 }

@@ -24,20 +24,31 @@ func TestServeLimitFlags(t *testing.T) {
 	want := server.Limits{
 		MaxParts: server.DefaultMaxParts, MaxDepth: a2a.DefaultMaxDepth,
 		MaxStreams: server.DefaultMaxStreams, MaxStreamsPerPrincipal: server.DefaultMaxStreamsPerPrincipal,
-		MaxActiveTasksPerPrincipal: server.DefaultMaxActiveTasksPerPrincipal, Rate: 20, Burst: 40,
+		MaxActiveTasksPerPrincipal: server.DefaultMaxActiveTasksPerPrincipal, MaxActiveTasks: server.DefaultMaxActiveTasks,
+		Rate: 20, Burst: 40,
 	}
 	if got := cfg.limits(); got != want {
 		t.Errorf("default limits %+v, want %+v", got, want)
 	}
 
+	if cfg.authFailures != serveAuthFailures {
+		t.Errorf("default --max-auth-failures %d, want %d", cfg.authFailures, serveAuthFailures)
+	}
+
 	cfg, code = parseServeArgs([]string{"--max-streams", "0", "--max-streams-per-principal", "5", "--max-tasks-per-principal", "6",
-		"--rate", "2.5", "--burst", "3", "--max-parts", "7", "--max-depth", "0"}, &stderr)
+		"--rate", "2.5", "--burst", "3", "--max-parts", "7", "--max-depth", "0", "--max-tasks", "8", "--max-auth-failures", "0"}, &stderr)
 	if cfg == nil {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	want = server.Limits{MaxParts: 7, MaxDepth: -1, MaxStreams: -1, MaxStreamsPerPrincipal: 5, MaxActiveTasksPerPrincipal: 6, Rate: 2.5, Burst: 3}
+	want = server.Limits{MaxParts: 7, MaxDepth: -1, MaxStreams: -1, MaxStreamsPerPrincipal: 5, MaxActiveTasksPerPrincipal: 6, MaxActiveTasks: 8, Rate: 2.5, Burst: 3}
 	if got := cfg.limits(); got != want {
 		t.Errorf("limits %+v, want %+v (0 is no limit)", got, want)
+	}
+	if cfg.authFailures != 0 {
+		t.Errorf("--max-auth-failures 0: %d", cfg.authFailures)
+	}
+	if cfg, _ = parseServeArgs([]string{"--max-tasks", "0"}, &stderr); cfg == nil || cfg.limits().MaxActiveTasks != -1 {
+		t.Errorf("--max-tasks 0: %+v, want no limit (-1)", cfg)
 	}
 	cfg, _ = parseServeArgs([]string{"--rate", "0", "--burst", "0"}, &stderr)
 	if cfg == nil || cfg.limits().Rate != 0 {
@@ -64,6 +75,8 @@ func TestServeLimitFlagErrors(t *testing.T) {
 		{[]string{"--max-streams-per-principal", "-2"}, "--max-streams-per-principal must not be negative"},
 		{[]string{"--max-tasks-per-principal", "-3"}, "--max-tasks-per-principal must not be negative"},
 		{[]string{"--max-parts", "-4"}, "--max-parts must not be negative"},
+		{[]string{"--max-tasks", "-6"}, "--max-tasks must not be negative (0 for no limit), got -6"},
+		{[]string{"--max-auth-failures", "-7"}, "--max-auth-failures must not be negative (0 for no limit), got -7"},
 		{[]string{"--max-depth", "-5"}, "--max-depth must not be negative"},
 		{[]string{"--rate", "-1"}, "--rate must be a number of calls per second, 0 or more"},
 		{[]string{"--rate", "NaN"}, "--rate must be a number of calls per second"},
@@ -87,7 +100,7 @@ func TestServeRateLimit(t *testing.T) {
 	const keyAlice, keyBob = "alice-key-0123456789", "bob-key-0123456789"
 	ts := startServe(t, "--store", "memory", "--rate", "0.01", "--burst", "2",
 		"--api-key", "alice="+keyAlice, "--api-key", "bob="+keyBob)
-	if want := "  limits      0.01 calls/s per caller (burst 2), 100 streams and 100 running tasks per caller, 10000 streams in all\n"; !strings.Contains(ts.stdout.String(), want) {
+	if want := "  limits      0.01 calls/s per caller (burst 2), 100 streams and 100 running tasks per caller, 10000 streams and 10000 running tasks in all\n"; !strings.Contains(ts.stdout.String(), want) {
 		t.Errorf("banner lacks %q:\n%s", want, ts.stdout.String())
 	}
 	rpc := ts.base + "/a2a/jsonrpc"
@@ -162,6 +175,19 @@ func TestClientKey(t *testing.T) {
 		{"192.0.2.2:1000", -32001},
 		{"[2001:db8::1]:1000", -32001},
 		{"[2001:db8::1]:1001", -31429},
+		// IPv6 callers are counted by their /64: one host usually has one.
+		{"[2001:db8::2]:1000", -31429},
+		{"[2001:db8:0:0:ffff:ffff:ffff:ffff]:1000", -31429},
+		{"[2001:db8:0:1::1]:1000", -32001},
+		{"[2001:db8:0:1::2]:1000", -31429},
+		{"[fe80::1%eth0]:1000", -32001},
+		{"[fe80::2%eth1]:1000", -31429},
+		// IPv4 callers are counted by their whole address, however written.
+		{"[::ffff:192.0.2.9]:1000", -32001},
+		{"192.0.2.9:1000", -31429},
+		{"192.0.2.10:1000", -32001},
+		{"[::ffff:127.0.0.1]:1000", -32001},
+		{"[::ffff:127.0.0.1]:1000", -32001},
 		{"127.0.0.1:1000", -32001},
 		{"127.0.0.1:1000", -32001},
 		{"[::1]:1000", -32001},
@@ -180,4 +206,30 @@ func hasMetric(m map[string]float64, substr string) bool {
 		}
 	}
 	return false
+}
+
+// TestClientKeyOf: the key of an anonymous caller is its IPv4 address or
+// its IPv6 /64, and none for loopback or what is not an address.
+func TestClientKeyOf(t *testing.T) {
+	t.Parallel()
+	for remote, want := range map[string]string{
+		"192.0.2.1:1000":             "192.0.2.1",
+		"192.0.2.1":                  "192.0.2.1",
+		"[::ffff:192.0.2.1]:80":      "192.0.2.1",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"[2001:DB8:1:2::]:443":       "2001:db8:1:2::/64",
+		"2001:db8:1:2::9":            "2001:db8:1:2::/64",
+		"[fe80::1%eth0]:1":           "fe80::/64",
+		"127.0.0.1:1":                "",
+		"127.9.9.9:1":                "",
+		"[::1]:1":                    "",
+		"[::ffff:127.0.0.1]:1":       "",
+		"":                           "",
+		"pipe":                       "",
+		"[not-an-address]:1":         "",
+	} {
+		if got := clientKeyOf(remote); got != want {
+			t.Errorf("clientKeyOf(%q) = %q, want %q", remote, got, want)
+		}
+	}
 }

@@ -482,3 +482,26 @@ func decodeB64URL(s string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// CardJWKSPath is where a server conventionally publishes the public keys
+// of its card signatures, named by their jku; like the card, it needs no
+// credentials.
+const CardJWKSPath = "/.well-known/jwks.json"
+
+// JWKSHandler serves jwks, a JWK set such as [CardSigner.JWKS] returns,
+// to GET and HEAD with Content-Type application/jwk-set+json and five
+// minutes of public caching.
+func JWKSHandler(jwks []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write(jwks)
+		}
+	})
+}

@@ -20,7 +20,7 @@ import (
 
 // cardJWKSPath is where a2a serve --sign-key publishes the public key of
 // its card signatures, named as their jku.
-const cardJWKSPath = "/.well-known/jwks.json"
+const cardJWKSPath = auth.CardJWKSPath
 
 // signSettings are the flags of agent card signing (A2A §8.4).
 type signSettings struct {
@@ -139,18 +139,7 @@ func (s *serveRun) mountCardJWKS(mux *http.ServeMux) {
 	if jwks == nil {
 		return
 	}
-	mux.HandleFunc(cardJWKSPath, func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(jwks)
-		}
-	})
+	mux.Handle(cardJWKSPath, auth.JWKSHandler(jwks))
 }
 
 // printCardSigning says how the card is signed.

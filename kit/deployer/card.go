@@ -20,7 +20,7 @@ const KeyID = "deployer-key-1"
 // JWKSPath is where [NewServer] publishes the public key of its card
 // signatures, as a JWK set (RFC 7517); the signatures name it as their
 // "jku".
-const JWKSPath = "/.well-known/jwks.json"
+const JWKSPath = auth.CardJWKSPath
 
 // DemoSecret is the HS256 secret of [DemoSigner]. It is public on purpose:
 // it lets a demo recording be reproduced byte for byte, and so a card it

@@ -97,24 +97,8 @@ func newServer(baseURL string, tokens map[string]string, agent *Agent, signer *a
 	mux.Handle(server.WellKnownCardPath, a2aMux)
 	mux.Handle(ApprovePath, agent.ApprovalHandler())
 	if jwks != nil {
-		mux.Handle(JWKSPath, jwksHandler(jwks))
+		mux.Handle(JWKSPath, auth.JWKSHandler(jwks))
 	}
 	mux.Handle("/", auth.Bearer(tokens, a2aMux, auth.WithRealm(Realm)))
 	return mux, h, nil
-}
-
-// jwksHandler serves a JWK set.
-func jwksHandler(jwks []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(jwks)
-		}
-	})
 }

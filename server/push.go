@@ -3,8 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"hash/fnv"
+	"strconv"
+	"sync"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/store"
 )
 
 // checkPush gates the push config operations on the card (A2A §3.3.4).
@@ -18,8 +22,17 @@ func (h *Handler) checkPush(ctx context.Context) error {
 	return nil
 }
 
+// MaxPushConfigsPerTask is the most webhook configs one task may have.
+// Creating one more is ResourceExhausted naming the limit; replacing a
+// config (creating one with the id of an existing one) is always allowed.
+// Every config is called on every update of the task, so the cap bounds
+// the calls one client can make the server send.
+const MaxPushConfigsPerTask = 10
+
 // CreateTaskPushNotificationConfig registers a webhook for a task's updates
-// (A2A §3.1.7). A config without an id gets a new one.
+// (A2A §3.1.7). A config without an id gets a new one. The config is
+// checked as pushConfigViolations describes, and a task may have at most
+// [MaxPushConfigsPerTask] of them.
 func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
@@ -36,10 +49,54 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if c.ID == "" {
 		c.ID = h.newID()
 	}
+	unlock := lockPushConfigs(scope, c.TaskID)
+	defer unlock()
+	if err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID); err != nil {
+		return nil, err
+	}
 	if err := h.store.PutPushConfig(ctx, scope, &c); err != nil {
 		return nil, storeErr(err, req.TaskID)
 	}
 	return &c, nil
+}
+
+// checkPushConfigCap refuses a new config id on a task that already has
+// MaxPushConfigsPerTask configs; an existing id may be replaced.
+func (h *Handler) checkPushConfigCap(ctx context.Context, scope store.Scope, taskID, id string) error {
+	if _, err := h.store.GetPushConfig(ctx, scope, taskID, id); err == nil {
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return storeErr(err, taskID)
+	}
+	cs, err := h.store.ListPushConfigs(ctx, scope, taskID, "", MaxPushConfigsPerTask)
+	if err != nil {
+		return storeErr(err, taskID)
+	}
+	if len(cs) >= MaxPushConfigsPerTask {
+		return exhausted("a task may have at most "+strconv.Itoa(MaxPushConfigsPerTask)+
+			" push notification configs; delete one first", "maxPushConfigsPerTask", MaxPushConfigsPerTask).
+			With("taskId", taskID)
+	}
+	return nil
+}
+
+// pushConfigLocks serialize, per task (hashed into a few stripes), the
+// count and the put of CreateTaskPushNotificationConfig, so that
+// concurrent creates in one process cannot pass the cap together. Servers
+// that share a store across processes can still exceed it by one per
+// process.
+var pushConfigLocks [64]sync.Mutex
+
+func lockPushConfigs(scope store.Scope, taskID string) (unlock func()) {
+	f := fnv.New32a()
+	f.Write([]byte(scope.Tenant))
+	f.Write([]byte{0})
+	f.Write([]byte(scope.Owner))
+	f.Write([]byte{0})
+	f.Write([]byte(taskID))
+	mu := &pushConfigLocks[f.Sum32()%uint32(len(pushConfigLocks))]
+	mu.Lock()
+	return mu.Unlock
 }
 
 // GetTaskPushNotificationConfig returns one webhook config. A config that

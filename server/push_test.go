@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -342,5 +344,157 @@ func TestSendMessageRegistersPushConfig(t *testing.T) {
 	}
 	if !slices.Contains(ids, "second") || len(ids) != 2 {
 		t.Errorf("configs %q after the continuation, want the first and %q", ids, "second")
+	}
+}
+
+// TestPushConfigHeaderInjection checks that what travels in the headers of
+// a notification cannot add headers of its own (REQUIREMENTS B4), on both
+// ways of registering a webhook, and that the error does not repeat the
+// secret.
+func TestPushConfigHeaderInjection(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	auth := func(scheme, credentials string) *a2a.AuthenticationInfo {
+		return &a2a.AuthenticationInfo{Scheme: scheme, Credentials: credentials}
+	}
+	tests := []struct {
+		name  string
+		cfg   a2a.TaskPushNotificationConfig
+		field string
+	}{
+		{"CRLF in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\r\nX-Evil: 1"}, "token"},
+		{"LF in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\nX-Evil: 1"}, "token"},
+		{"NUL in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\x00"}, "token"},
+		{"DEL in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\x7f"}, "token"},
+		{"C1 control in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\u0085"}, "token"},
+		{"bad UTF-8 in token", a2a.TaskPushNotificationConfig{Token: "tok-SECRET\xff"}, "token"},
+		{"space around token", a2a.TaskPushNotificationConfig{Token: " tok-SECRET"}, "token"},
+		{"CRLF in credentials", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer", "cred-SECRET\r\nX-Evil: 1")}, "authentication.credentials"},
+		{"CR in credentials", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer", "cred-SECRET\r")}, "authentication.credentials"},
+		{"tab in credentials", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer", "cred\t-SECRET")}, "authentication.credentials"},
+		{"space after credentials", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer", "cred-SECRET ")}, "authentication.credentials"},
+		{"CRLF in scheme", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer\r\nX-Evil:", "cred-SECRET")}, "authentication.scheme"},
+		{"space in scheme", a2a.TaskPushNotificationConfig{Authentication: auth("Bearer cred-SECRET", "")}, "authentication.scheme"},
+		{"colon in scheme", a2a.TaskPushNotificationConfig{Authentication: auth("X-Evil:", "cred-SECRET")}, "authentication.scheme"},
+		{"url without host", a2a.TaskPushNotificationConfig{URL: "http:///hook"}, "url"},
+		{"url with empty host", a2a.TaskPushNotificationConfig{URL: "https://:8443/hook"}, "url"},
+		{"opaque url", a2a.TaskPushNotificationConfig{URL: "http:example.com/hook"}, "url"},
+		{"file url", a2a.TaskPushNotificationConfig{URL: "file:///etc/passwd"}, "url"},
+		{"url with CRLF", a2a.TaskPushNotificationConfig{URL: "https://example.com/hook\r\nX-Evil: 1"}, "url"},
+		{"url too long", a2a.TaskPushNotificationConfig{URL: "https://example.com/" + strings.Repeat("a", 5000)}, "url"},
+	}
+	for _, tc := range tests {
+		if tc.cfg.URL == "" {
+			tc.cfg.URL = "https://example.com/hook"
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := tc.cfg
+			c.TaskID = task
+			_, err := h.CreateTaskPushNotificationConfig(ctx, &c)
+			wantViolation(t, err, tc.field)
+			if strings.Contains(err.Error(), "SECRET") {
+				t.Errorf("error %q repeats the secret", err)
+			}
+
+			send := newRequest("complete")
+			c = tc.cfg
+			send.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &c}
+			_, err = h.SendMessage(ctx, send)
+			wantViolation(t, err, "configuration.taskPushNotificationConfig."+tc.field)
+		})
+	}
+	res, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task})
+	if err != nil || len(res.Configs) != 0 {
+		t.Errorf("configs %+v (%v), want none registered", res, err)
+	}
+}
+
+// TestPushConfigAccepted checks configs that must pass registration: the
+// address of a webhook is judged when it is called (push.Guard), not here,
+// so a loopback webhook registers.
+func TestPushConfigAccepted(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	for _, c := range []a2a.TaskPushNotificationConfig{
+		{URL: "http://127.0.0.1:9999/hook", Token: "tok"},
+		{URL: "http://[::1]:9999/hook"},
+		{URL: "https://hooks.example.com:8443/a2a?x=1", Token: "abc.DEF-123_~+/="},
+		{URL: "https://example.com/hook", Authentication: &a2a.AuthenticationInfo{Scheme: "Bearer", Credentials: "eyJhbGciOi.x.y"}},
+		{URL: "https://example.com/hook", Authentication: &a2a.AuthenticationInfo{Scheme: "Digest", Credentials: `username="a", realm="b"`}},
+		{URL: "https://example.com/hook", Authentication: &a2a.AuthenticationInfo{Scheme: "x-custom!#$%&'*+-.^_`|~1"}},
+		{URL: "https://example.com/hook", Token: "jeton-été"},
+	} {
+		c.TaskID = task
+		if _, err := h.CreateTaskPushNotificationConfig(ctx, &c); err != nil {
+			t.Errorf("config %+v refused: %v", c, err)
+		}
+	}
+}
+
+func TestPushConfigCap(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	create := func(id string) error {
+		_, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task, ID: id, URL: "https://example.com/" + id})
+		return err
+	}
+	for i := range server.MaxPushConfigsPerTask {
+		if err := create("c" + strconv.Itoa(i)); err != nil {
+			t.Fatalf("config %d: %v", i, err)
+		}
+	}
+	for _, id := range []string{"one-more", ""} {
+		e := wantErr(t, create(id), a2a.ErrResourceExhausted)
+		if e.Metadata["limit"] != "maxPushConfigsPerTask" || e.Metadata["value"] != strconv.Itoa(server.MaxPushConfigsPerTask) ||
+			!strings.Contains(e.Message, strconv.Itoa(server.MaxPushConfigsPerTask)) {
+			t.Errorf("error %q %v, want the limit named", e.Message, e.Metadata)
+		}
+	}
+	if err := create("c3"); err != nil {
+		t.Errorf("replacing a config at the cap: %v", err)
+	}
+	if err := h.DeleteTaskPushNotificationConfig(ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: task, ID: "c0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("after-delete"); err != nil {
+		t.Errorf("creating after a delete: %v", err)
+	}
+	// Another task has a cap of its own.
+	other := sendTask(t, h, ctx, newRequest("input")).ID
+	if _, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: other, URL: "https://example.com/x"}); err != nil {
+		t.Errorf("another task: %v", err)
+	}
+}
+
+// TestPushConfigCapConcurrent checks that concurrent creates cannot pass
+// the cap together.
+func TestPushConfigCapConcurrent(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := testCtx(t)
+	task := sendTask(t, h, ctx, newRequest("input")).ID
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for range 3 * server.MaxPushConfigsPerTask {
+		wg.Go(func() {
+			if _, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task, URL: "https://example.com/hook"}); err == nil {
+				ok.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	res, err := h.ListTaskPushNotificationConfigs(ctx, &a2a.ListTaskPushNotificationConfigsRequest{TaskID: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(res.Configs); n != server.MaxPushConfigsPerTask || int(ok.Load()) != n {
+		t.Errorf("%d configs stored, %d creates succeeded; want %d of each", n, ok.Load(), server.MaxPushConfigsPerTask)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"mime"
 	"net/url"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -57,18 +60,80 @@ func (h *Handler) validateSend(req *a2a.SendMessageRequest) error {
 	return nil
 }
 
-// pushConfigViolations checks a webhook config; prefix is the field path.
+// pushConfigViolations checks a webhook config when it is registered;
+// prefix is the field path. The url must be an absolute http or https URL
+// with a host. The token and the authentication travel in HTTP headers of
+// every notification (A2A §4.3.3; REQUIREMENTS R186, B4), so a control
+// character there, CR and LF above all, could add headers of the client's
+// choosing to the server's calls: they are refused, as is whitespace
+// around them, and the scheme must be an RFC 9110 token. Descriptions
+// never repeat the value, which is a secret.
+//
+// Nothing here resolves DNS or judges the address: a name can point
+// anywhere by the time a notification goes out, so the SSRF check is made
+// on each connection, by push.Guard, where the server's allow-list is
+// known. A webhook at 127.0.0.1 is registered and then refused on
+// delivery unless the allow-list admits it.
 func pushConfigViolations(prefix string, c *a2a.TaskPushNotificationConfig) []a2a.FieldViolation {
 	var v []a2a.FieldViolation
-	if c.URL == "" {
-		v = append(v, a2a.FieldViolation{Field: prefix + "url", Description: "url is required"})
-	} else if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v = append(v, a2a.FieldViolation{Field: prefix + "url", Description: "url must be an absolute http or https URL"})
+	bad := func(field, description string) {
+		v = append(v, a2a.FieldViolation{Field: prefix + field, Description: description})
 	}
-	if a := c.Authentication; a != nil && a.Scheme == "" {
-		v = append(v, a2a.FieldViolation{Field: prefix + "authentication.scheme", Description: "scheme is required when authentication is given"})
+	switch u, err := url.Parse(c.URL); {
+	case c.URL == "":
+		bad("url", "url is required")
+	case err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "":
+		bad("url", "url must be an absolute http or https URL with a host")
+	case len(c.URL) > maxWebhookURL:
+		bad("url", "url must be at most "+strconv.Itoa(maxWebhookURL)+" bytes")
+	}
+	if why := headerValueProblem(c.Token); why != "" {
+		bad("token", "token "+why)
+	}
+	if a := c.Authentication; a != nil {
+		switch {
+		case a.Scheme == "":
+			bad("authentication.scheme", "scheme is required when authentication is given")
+		case !isToken(a.Scheme):
+			bad("authentication.scheme", "scheme must be an HTTP authentication scheme name such as Bearer or Basic: letters, digits and !#$%&'*+-.^_`|~ only")
+		}
+		if why := headerValueProblem(a.Credentials); why != "" {
+			bad("authentication.credentials", "credentials "+why)
+		}
 	}
 	return v
+}
+
+// maxWebhookURL bounds the length of a webhook URL.
+const maxWebhookURL = 4096
+
+// headerValueProblem says what keeps s from being sent as (part of) an
+// HTTP header value, or returns "" when nothing does.
+func headerValueProblem(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "must be valid UTF-8"
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return "must not contain control characters such as CR or LF"
+	case strings.TrimSpace(s) != s:
+		return "must not begin or end with whitespace"
+	}
+	return ""
+}
+
+// isToken reports whether s is an RFC 9110 token (§5.6.2), as an
+// authentication scheme must be.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // acceptedInputModes collects the media types the card accepts: the

@@ -27,6 +27,8 @@ Usage:
   a2a watch URL TASK_ID              follow a task to its end
   a2a push create URL TASK_ID WEBHOOK_URL | get URL TASK_ID CONFIG_ID
            list URL TASK_ID | delete URL TASK_ID CONFIG_ID
+  a2a push listen [--addr HOST:PORT] [--token T] [--jwks URL] [--task ID] [--json]
+                                     receive push notifications on a local webhook and print them
   a2a serve [flags]                  serve an agent (--agent NAME, or --exec CMD) over JSON-RPC and HTTP+JSON
   a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
   a2a help                           show this help
@@ -71,8 +73,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		return runClientCommand(e, watchCommand, args[1:])
 	case "push":
+		if len(args) >= 2 && args[1] == "listen" {
+			return pushListen(e, args[2:])
+		}
 		if len(args) < 2 || pushCommands[args[1]] == nil {
-			fmt.Fprintf(stderr, "a2a push: want create, get, list or delete\n\n%s", usage)
+			fmt.Fprintf(stderr, "a2a push: want create, get, list, delete or listen\n\n%s", usage)
 			return ExitUsage
 		}
 		return runClientCommand(e, pushCommands[args[1]], args[2:])

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/push"
+)
+
+// pushListen runs a2a push listen: a webhook on addr, a push.Receiver that
+// prints what arrives, until ctx ends (Ctrl-C).
+func pushListen(e *env, args []string) int {
+	fs := flag.NewFlagSet("push listen", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	token := fs.String("token", "", "the config's token, expected in the "+push.TokenHeader+" header")
+	jwks := fs.String("jwks", "", "verify each notification's "+push.SignatureHeader+" JWT with this JWK set URL (the agent's URL + "+push.JWKSPath+")")
+	var tasks multiFlag
+	fs.Var(&tasks, "task", "accept notifications about this task only (repeatable; default: any task)")
+	asJSON := fs.Bool("json", false, "print each event as one line of protocol JSON (StreamResponse)")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: a2a push listen [flags]\n  receive push notifications on a local webhook and print them\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	usageFail := func(msg string) int {
+		fmt.Fprintf(e.stderr, "a2a push listen: %s\nusage: a2a push listen [--addr HOST:PORT] [--token T] [--jwks URL] [--task ID ...] [--json]\n", msg)
+		return ExitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		return usageFail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	var opts []push.ReceiverOption
+	if *token != "" {
+		opts = append(opts, push.WithToken(*token))
+	}
+	if *jwks != "" {
+		opts = append(opts, push.WithJWKSURL(*jwks))
+	}
+	if *token == "" && *jwks == "" {
+		return usageFail("give --token (the config's token) or --jwks (the agent's push JWK set URL): a webhook that takes anything from anyone is refused")
+	}
+	if len(tasks) > 0 {
+		opts = append(opts, push.WithTasks(tasks...))
+	}
+	var mu sync.Mutex // one event's lines at a time
+	s := style{e.term}
+	view := newLiveView(e.stdout, s, false)
+	lastTask := ""
+	opts = append(opts, push.WithRejectHook(func(r *http.Request, status int, reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(e.stderr, "a2a push listen: refused a notification from %s: %d %s\n", r.RemoteAddr, status, reason)
+	}))
+	rcv, err := push.NewReceiver(func(_ context.Context, ev push.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if *asJSON {
+			return e.printJSON(a2a.StreamResponse{Event: ev.Event})
+		}
+		if ev.TaskID != lastTask {
+			fmt.Fprintf(e.stdout, "%s %s\n", s.dim("push for task"), ev.TaskID)
+			lastTask = ev.TaskID
+		}
+		view.Event(ev.Event)
+		return nil
+	}, opts...)
+	if err != nil {
+		return usageFail(err.Error())
+	}
+	if *jwks != "" {
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		err := rcv.Refresh(ctx)
+		cancel()
+		if err != nil {
+			// Not fatal: the key host may come up later; each notification
+			// tries again.
+			fmt.Fprintf(e.stderr, "a2a push listen: warning: %v (will retry when a notification arrives)\n", err)
+		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "a2a push listen: cannot listen on %s: %v\n", *addr, err)
+		return ExitError
+	}
+	srv := &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	info := e.stdout
+	if *asJSON {
+		info = e.stderr // keep stdout to JSON lines
+	}
+	mu.Lock()
+	fmt.Fprintf(info, "webhook at http://%s/  (register it with: a2a push create URL TASK_ID http://%s/)\n", ln.Addr(), ln.Addr())
+	mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case <-e.ctx.Done():
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+		return ExitOK
+	case err := <-done:
+		fmt.Fprintf(e.stderr, "a2a push listen: %v\n", err)
+		return ExitError
+	}
+}

@@ -6,18 +6,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/agents/echo"
+	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
+	"github.com/goa2a/a2a/store/memory"
 )
 
 const sdkVersion = "1.3.0"
@@ -49,16 +54,64 @@ func installSDK(t *testing.T) {
 
 var summaryRE = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`)
 
+// pushPrefix marks the messages [pushAgent] answers with a task that waits
+// for input.
+const pushPrefix = "push:"
+
+// pushAgent is the echo agent, except that a message whose text starts
+// with pushPrefix makes a task that reports working and then asks for
+// input; the answer completes it with an artifact echoing the answer. The
+// pause lets the JS client register a second webhook with
+// CreateTaskPushNotificationConfig while the task still has updates to
+// come.
+type pushAgent struct{ echo.Agent }
+
+// Execute implements [server.Agent].
+func (a pushAgent) Execute(ctx context.Context, req *server.Request, w *server.Writer) error {
+	switch {
+	case req.Task != nil: // the answer to the question below
+		art := a2a.Artifact{ArtifactID: "echo", Name: "echo", Parts: []a2a.Part{a2a.TextPart("echo: " + req.Message.Text())}}
+		if err := w.Artifact(ctx, art); err != nil {
+			return err
+		}
+		return w.Complete(ctx, "")
+	case strings.HasPrefix(req.Message.Text(), pushPrefix):
+		if err := w.Working(ctx, ""); err != nil {
+			return err
+		}
+		return w.RequireInput(ctx, "send the rest")
+	default:
+		return a.Agent.Execute(ctx, req, w)
+	}
+}
+
 // TestJSClient runs the SDK's client against our server on 127.0.0.1 over
 // JSON-RPC and over HTTP+JSON: card, blocking and streaming sends, GetTask
 // with historyLength, ListTasks with a filter, cancel and subscribe on a
-// finished task, and the four push config operations.
+// finished task, the four push config operations, and webhook delivery:
+// the script runs a receiver on 127.0.0.1 and checks the notifications our
+// Deliverer sends it for configs registered with SendMessage and with
+// CreateTaskPushNotificationConfig.
 func TestJSClient(t *testing.T) {
 	installSDK(t)
 	srv := httptest.NewUnstartedServer(nil) // 127.0.0.1
 	base := "http://" + srv.Listener.Addr().String()
 	card := echo.Card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath)
-	h, err := server.NewHandler(card, echo.Agent{})
+
+	st := memory.New()
+	guard, err := push.NewGuard(push.WithAllow("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The poll interval is longer than the script's waits: deliveries must
+	// be started by the Handler's notifications (server.WithPusher), not
+	// found by polling. Retries would wait for the poll too, but none is
+	// expected: a failed call fails the test (see the end).
+	d, err := push.NewDeliverer(st, push.WithGuard(guard), push.WithPollInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.NewHandler(card, pushAgent{}, server.WithStore(st), server.WithPusher(d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +123,22 @@ func TestJSClient(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	defer h.Close(context.Background())
+
+	runCtx, stopDeliverer := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(runCtx) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		stopDeliverer()
+		if err := <-ran; !errors.Is(err, context.Canceled) {
+			t.Errorf("Deliverer.Run returned %v, want context.Canceled", err)
+		}
+	}
+	defer stop()
 
 	for _, binding := range []string{"jsonrpc", "rest"} {
 		t.Run(binding, func(t *testing.T) {
@@ -91,5 +160,13 @@ func TestJSClient(t *testing.T) {
 				t.Fatalf("%d passed, %d failed (exit: %v)", passed, failed, runErr)
 			}
 		})
+	}
+
+	// Every webhook call was acknowledged: the script's receiver answers
+	// 200, and the config it registers on a finished task (whose URL
+	// nobody listens on) must not be called at all.
+	stop()
+	if s := d.Stats(); s.Delivered == 0 || s.Failed != 0 || s.Failing != 0 {
+		t.Errorf("deliverer stats %+v, want deliveries and no failures", s)
 	}
 }

@@ -35,6 +35,7 @@ type Handler struct {
 	tokens     tokenKey // signs page tokens
 
 	onState func(taskID string, state a2a.TaskState)
+	pusher  Pusher
 
 	limits *limiter // see limits.go
 
@@ -123,6 +124,30 @@ func WithExtendedCard(get func(ctx context.Context) (*a2a.AgentCard, error)) Opt
 func WithStateHook(fn func(taskID string, state a2a.TaskState)) Option {
 	return func(h *Handler) error {
 		h.onState = fn
+		return nil
+	}
+}
+
+// A Pusher delivers webhooks (push notifications); *push.Deliverer is
+// one. The Handler tells it when a task that has push configs grows, and
+// when a config is deleted.
+type Pusher interface {
+	// Appended reports that the log of a task with push configs now ends
+	// at seq. It is called with the task locked and must not block.
+	Appended(scope store.Scope, taskID string, seq int64)
+	// Deleted reports that a push config was deleted from the store, and
+	// returns when no call to its webhook is in flight: once
+	// DeleteTaskPushNotificationConfig returns, the webhook receives
+	// nothing more from this process.
+	Deleted(ctx context.Context, scope store.Scope, taskID, id string)
+}
+
+// WithPusher has p deliver the webhooks of the push configs this Handler
+// stores. Without it configs are kept but nobody calls them. Run p (for
+// push.Deliverer, its Run method) for as long as the Handler serves.
+func WithPusher(p Pusher) Option {
+	return func(h *Handler) error {
+		h.pusher = p
 		return nil
 	}
 }

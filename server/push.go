@@ -57,6 +57,16 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.store.PutPushConfig(ctx, scope, &c); err != nil {
 		return nil, storeErr(err, req.TaskID)
 	}
+	if h.pusher != nil {
+		h.mu.Lock()
+		lt := h.live[c.TaskID]
+		h.mu.Unlock()
+		if lt != nil && lt.scope == scope {
+			lt.mu.Lock()
+			lt.pushed = true
+			lt.mu.Unlock()
+		}
+	}
 	return &c, nil
 }
 
@@ -179,8 +189,13 @@ func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := requireIDs(req.TaskID, req.ID); err != nil {
 		return err
 	}
-	if err := h.store.DeletePushConfig(ctx, h.scope(ctx, req.Tenant), req.TaskID, req.ID); err != nil {
+	scope := h.scope(ctx, req.Tenant)
+	if err := h.store.DeletePushConfig(ctx, scope, req.TaskID, req.ID); err != nil {
 		return storeErr(err, req.TaskID)
+	}
+	if h.pusher != nil {
+		// Once Delete returns, the webhook receives nothing more.
+		h.pusher.Deleted(ctx, scope, req.TaskID, req.ID)
 	}
 	return nil
 }

@@ -356,9 +356,16 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		if c.ID == "" {
 			c.ID = h.newID()
 		}
-		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c); err != nil {
+		unlock := lockPushConfigs(scope, c.TaskID)
+		err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID)
+		if err == nil {
+			err = h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c)
+		}
+		unlock()
+		if err != nil {
 			return exchangeResult{}, a2a.AsError(err)
 		}
+		lt.pushed = h.pusher != nil
 	}
 	msg.ContextID = t.ContextID
 	r.TaskID, r.ContextID, r.Task = t.ID, t.ContextID, t

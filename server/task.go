@@ -26,6 +26,7 @@ type liveTask struct {
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
 	broken bool                    // creation failed; the task does not exist
+	pushed bool                    // the task has push configs: tell the Pusher of appends
 }
 
 // update is one appended event and the task as it stood after it.
@@ -98,12 +99,19 @@ func (h *Handler) getLive(ctx context.Context, scope store.Scope, id string) (*l
 	if err != nil {
 		return nil, storeErr(err, id)
 	}
+	pushed := false
+	if h.pusher != nil && !task.Status.State.Terminal() {
+		// Configs may have been registered before a restart, or through
+		// another process sharing the store.
+		cs, err := h.store.ListPushConfigs(ctx, scope, id, "", 1)
+		pushed = err != nil || len(cs) > 0
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if lt, ok := h.live[id]; ok { // loaded concurrently
 		return lt, nil
 	}
-	lt = &liveTask{id: id, scope: scope, task: task, seq: seq}
+	lt = &liveTask{id: id, scope: scope, task: task, seq: seq, pushed: pushed}
 	if !task.Status.State.Terminal() {
 		h.live[id] = lt
 	}
@@ -156,6 +164,9 @@ func (h *Handler) tryAppendLocked(ctx context.Context, lt *liveTask, payloads []
 // them to subscribers. A task that became terminal stops being live.
 func (h *Handler) advanceLocked(lt *liveTask, events []store.Event, tasks []*a2a.Task) {
 	lt.task, lt.seq = tasks[len(tasks)-1], events[len(events)-1].Seq
+	if lt.pushed {
+		h.pusher.Appended(lt.scope, lt.id, lt.seq)
+	}
 	for i := range events {
 		lt.publish(update{ev: events[i], task: tasks[i]})
 		if su, ok := events[i].Payload.(*a2a.TaskStatusUpdateEvent); ok && h.onState != nil {
@@ -275,6 +286,8 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 		}
 		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), ex.scope, &c); err != nil {
 			h.log.Error("storing push config of new task", "task", lt.id, "err", err)
+		} else {
+			lt.pushed = h.pusher != nil
 		}
 	}
 	if h.onState != nil {

@@ -117,6 +117,8 @@ type serveRun struct {
 	principals  int    // of --api-key; 0 when the server is open
 
 	tls *serveTLS // nil without TLS
+
+	push *pushRun // nil with --push=false
 }
 
 // apiKeySchemeName names the --api-key scheme in the agent card.
@@ -177,6 +179,9 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		return nil, err
 	}
 	s.declareMutualTLS(card)
+	if err = s.setupPush(card); err != nil { // serve_push.go
+		return nil, err
+	}
 	if card, err = s.signCard(card); err != nil { // --sign-key (serve_sign.go), after every change to the card
 		return nil, err
 	}
@@ -194,6 +199,12 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		server.WithStore(s.store),
 		server.WithStateHook(s.metrics.observeTask),
 		server.WithLimits(cfg.limitSettings.limits()),
+	}
+	if s.push, err = s.newDeliverer(); err != nil {
+		return nil, err
+	}
+	if s.push != nil {
+		opts = append(opts, server.WithPusher(s.push.d))
 	}
 	if cfg.retention > 0 {
 		opts = append(opts, server.WithRetention(cfg.retention))
@@ -240,7 +251,7 @@ func (s *serveRun) authenticate(app http.Handler) http.Handler {
 		return app
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == server.WellKnownCardPath || s.isCardJWKS(r.URL.Path) {
+		if r.URL.Path == server.WellKnownCardPath || s.isCardJWKS(r.URL.Path) || s.isPushJWKS(r.URL.Path) {
 			app.ServeHTTP(w, r)
 			return
 		}
@@ -315,6 +326,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	authMode = s.withMutualTLS(authMode)
 	s.printTLS()
 	s.printCardSigning()
+	s.printPush()
 	fmt.Fprintf(s.stdout, "  limits      %s\n", s.cfg.limitSettings.describe())
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
@@ -325,6 +337,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	if s.opsSrv != nil {
 		go func() { opsErrc <- s.opsSrv.Serve(s.opsLn) }()
 	}
+	s.push.start()
 	s.ready.Store(true)
 	if authMode == "none" {
 		s.log.Warn("serving without authentication", "hint", "set --api-key PRINCIPAL=KEY to require an API key")
@@ -347,6 +360,7 @@ func (s *serveRun) run(ctx context.Context) int {
 		closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.grace)
 		defer cancel()
 		_ = s.h.Close(closeCtx)
+		s.push.stop()
 		_ = closeStore(s.store)
 		fmt.Fprintf(s.stdout, "stopped: %v\n", serveErr)
 		return ExitError

@@ -47,6 +47,8 @@ type serveConfig struct {
 
 	signSettings // --sign-key, --sign-kid (serve_sign.go)
 
+	pushSettings // --push, --push-allow-hosts, --push-sign-key (serve_push.go)
+
 	limitSettings // --max-streams, --rate, ... (serve_limits.go)
 
 	grace     time.Duration
@@ -92,6 +94,7 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	cfg.tlsSettings.register(fs)
 	cfg.jwtSettings.register(fs)
 	cfg.signSettings.register(fs)
+	cfg.pushSettings.register(fs)
 	cfg.limitSettings.register(fs)
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
@@ -268,6 +271,7 @@ func (cfg *serveConfig) validate() error {
 	errs = append(errs, cfg.tlsSettings.validate(cfg.set, cfg.publicURL)...)
 	errs = append(errs, cfg.jwtSettings.validate(cfg.set)...)
 	errs = append(errs, cfg.signSettings.validate(cfg.set)...)
+	errs = append(errs, cfg.pushSettings.validate(cfg.set)...)
 	errs = append(errs, cfg.limitSettings.validate()...)
 	keys, err := cfg.apiKey.keys()
 	if err != nil {

@@ -27,6 +27,7 @@ func (s *serveRun) a2aMux(card *a2a.AgentCard) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.Handle(server.WellKnownCardPath, cardHandler)
 	s.mountCardJWKS(mux) // --sign-key (serve_sign.go)
+	s.mountPushJWKS(mux) // serve_push.go
 	if s.cfg.bindings.has(bindingJSONRPC) {
 		mux.Handle(a2ahttp.JSONRPCPath, jsonrpc.NewHandler(s.h, jsonrpc.WithMaxBodyBytes(s.cfg.maxBody), jsonrpc.WithLogger(s.log)))
 	}

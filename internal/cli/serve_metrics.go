@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/push"
 )
 
 // metricsContentType is the Prometheus text exposition format, version
@@ -46,6 +47,9 @@ type metrics struct {
 	live        map[string]a2a.TaskState
 	current     [numStates]int64
 	transitions [numStates]uint64
+	// Webhook calls by outcome: ok, retry (failed, will be retried),
+	// failing (failed, the config gave up).
+	pushCalls map[string]uint64
 }
 
 type routeKey struct{ binding, method string }
@@ -241,6 +245,11 @@ func (m *metrics) expose(now time.Time) []byte {
 		sample("a2a_task_transitions_total", float64(m.transitions[s]), "state", s.String())
 	}
 
+	family("a2a_push_deliveries_total", "counter", "Webhook calls (push notifications) by outcome: ok, retry (failed and will be retried), failing (failed and the config was marked failing).")
+	for _, outcome := range []string{"ok", "retry", "failing"} {
+		sample("a2a_push_deliveries_total", float64(m.pushCalls[outcome]), "outcome", outcome)
+	}
+
 	family("a2a_agent_executions", "gauge", "Agent executions running (one per message being handled).")
 	sample("a2a_agent_executions", float64(agents))
 
@@ -296,4 +305,21 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// observePush counts a webhook call (push.WithResultHook).
+func (m *metrics) observePush(r push.Result) {
+	outcome := "ok"
+	switch {
+	case r.Failing:
+		outcome = "failing"
+	case r.Err != nil:
+		outcome = "retry"
+	}
+	m.mu.Lock()
+	if m.pushCalls == nil {
+		m.pushCalls = make(map[string]uint64)
+	}
+	m.pushCalls[outcome]++
+	m.mu.Unlock()
 }

@@ -84,6 +84,7 @@ func (s *serveRun) shutdown(errc <-chan error) error {
 		s.srv.Close()
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
+	s.push.stop() // what is not delivered yet stays in the store
 	if err := closeStore(s.store); err != nil {
 		errs = append(errs, fmt.Errorf("closing the store: %w", err))
 	}

@@ -17,7 +17,11 @@
 // The server is expected to host an echo agent: each message creates a task
 // that reports TASK_STATE_WORKING, emits one artifact whose text part is
 // "echo: " + <message text>, and completes. The card declares streaming and
-// pushNotifications.
+// pushNotifications. A message whose text starts with "push:" instead makes
+// a task that reports TASK_STATE_WORKING and then TASK_STATE_INPUT_REQUIRED;
+// the answer (a message with the task's id) completes it the echo way. The
+// server must deliver webhooks: the push-delivery checks run a receiver on
+// 127.0.0.1 and register it through the SDK.
 //
 // Output is TAP-like: one "ok - <name>" or "not ok - <name>: <reason>" line
 // per check, "# ..." diagnostic lines, and finally exactly
@@ -27,11 +31,14 @@
 // any other destination (the agent card could name one).
 
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 
 import {
   ListTaskPushNotificationConfigsRequest,
   ListTasksRequest,
   SendMessageRequest,
+  StreamResponse,
   TaskPushNotificationConfig,
   TaskState,
   taskStateToJSON,
@@ -384,8 +391,282 @@ await check('subscribe-finished-task', async () => {
   }, ERR.UnsupportedOperation);
 });
 
-// (h) Push notification config CRUD on the task of (b).
-const WEBHOOK_URL = 'http://127.0.0.1:9/webhook'; // never called by this test
+// (h) Webhook delivery. A receiver of our own on 127.0.0.1 collects the
+// notifications; the SDK registers it twice: with the SendMessage that
+// makes the task (hook "a") and, while the task waits for input, with
+// CreateTaskPushNotificationConfig (hook "b"). The answer completes the task.
+
+const MAX_NOTIFICATION_BYTES = 1 << 20;
+
+/** A webhook receiver on 127.0.0.1 that records every request it gets. */
+class WebhookReceiver {
+  requests = []; // { method, path, headers, body }
+  #waiters = new Set();
+  #server;
+  base;
+
+  async start() {
+    this.#server = createServer((req, res) => {
+      const chunks = [];
+      let size = 0;
+      req.on('data', (c) => {
+        size += c.length;
+        if (size <= MAX_NOTIFICATION_BYTES) chunks.push(c);
+      });
+      req.on('end', () => {
+        const rec = {
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          body: size <= MAX_NOTIFICATION_BYTES ? Buffer.concat(chunks).toString('utf8') : `<${size} bytes, too large>`,
+        };
+        // Recorded once the answer is sent: a check that saw the last
+        // notification leaves no call of the server unanswered.
+        res.on('finish', () => {
+          this.requests.push(rec);
+          for (const w of this.#waiters) w();
+        });
+        res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+      });
+    });
+    await new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(0, '127.0.0.1', resolve);
+    });
+    this.base = `http://127.0.0.1:${this.#server.address().port}`;
+  }
+
+  /** Requests made to path, in the order they were answered. */
+  at(path) {
+    return this.requests.filter((r) => r.path === path);
+  }
+
+  /** Resolves once pred(requests) holds; fails after TIMEOUT_MS. */
+  waitFor(pred, what) {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        if (!pred(this.requests)) return;
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(done);
+        reject(new CheckFailure(`timed out after ${TIMEOUT_MS} ms waiting for ${what}`));
+      }, TIMEOUT_MS);
+      this.#waiters.add(done);
+      done();
+    });
+  }
+
+  close() {
+    if (!this.#server) return Promise.resolve();
+    this.#server.closeAllConnections();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+const HOOKS = {
+  a: { path: '/hook/a', token: 'tok-a-' + randomUUID(), credentials: 'cred-a-' + randomUUID() },
+  b: { path: '/hook/b', token: 'tok-b-' + randomUUID(), credentials: 'cred-b-' + randomUUID() },
+};
+
+let receiver;
+let receiverError;
+let pushTask; // the task of push-send-with-config, input-required
+let pushAnswered = false;
+let createdConfigId; // the id of hook b's config
+
+async function needReceiver() {
+  if (receiver) return receiver;
+  if (receiverError) fail(`no webhook receiver: ${describe(receiverError)}`);
+  const r = new WebhookReceiver();
+  try {
+    await r.start();
+  } catch (err) {
+    receiverError = err;
+    fail(`no webhook receiver: ${describe(err)}`);
+  }
+  receiver = r;
+  note(`webhook receiver at ${r.base}`);
+  return r;
+}
+
+function hookConfig(r, name) {
+  const h = HOOKS[name];
+  return {
+    url: r.base + h.path,
+    token: h.token,
+    authentication: { scheme: 'Bearer', credentials: h.credentials },
+  };
+}
+
+function needPushTask() {
+  if (!pushTask) fail('no input-required task (push-send-with-config failed)');
+  return pushTask;
+}
+
+await check('push-send-with-config', async () => {
+  const r = await needReceiver();
+  const req = SendMessageRequest.fromJSON({
+    message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'push: one' }] },
+    configuration: { taskPushNotificationConfig: hookConfig(r, 'a') },
+  });
+  const res = await needClient().sendMessage(req, opts());
+  assert(res && 'status' in res && !('messageId' in res), `result is not a Task: ${JSON.stringify(res)?.slice(0, 200)}`);
+  assert(res.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED, `task state ${stateName(res.status?.state)}, want TASK_STATE_INPUT_REQUIRED`);
+  pushTask = res;
+});
+
+await check('push-config-create-on-waiting-task', async () => {
+  const t = needPushTask();
+  const r = await needReceiver();
+  const want = hookConfig(r, 'b');
+  const cfg = await needClient().createTaskPushNotificationConfig(
+    TaskPushNotificationConfig.fromJSON({ taskId: t.id, ...want }),
+    opts(),
+  );
+  assert(cfg.id !== '', 'created config has no id');
+  assert(cfg.taskId === t.id, `created config taskId "${cfg.taskId}", want "${t.id}"`);
+  assert(cfg.url === want.url, `created config url "${cfg.url}", want "${want.url}"`);
+  createdConfigId = cfg.id;
+});
+
+await check('push-config-list-both', async () => {
+  const t = needPushTask();
+  const r = await needReceiver();
+  const res = await needClient().listTaskPushNotificationConfig(
+    ListTaskPushNotificationConfigsRequest.fromJSON({ taskId: t.id }),
+    opts(),
+  );
+  const configs = res.configs ?? [];
+  const urls = configs.map((c) => c.url).sort();
+  const want = [r.base + HOOKS.a.path, r.base + HOOKS.b.path];
+  assert(isDeepStrictEqual(urls, want), `config urls ${JSON.stringify(urls)}, want ${JSON.stringify(want)}`);
+  for (const c of configs) {
+    assert(c.taskId === t.id, `listed config taskId "${c.taskId}", want "${t.id}"`);
+    assert(c.id !== '', `listed config for ${c.url} has no id`);
+  }
+  assert(createdConfigId === undefined || configs.some((c) => c.id === createdConfigId), `created config "${createdConfigId}" not listed`);
+});
+
+await check('push-answer-completes', async () => {
+  const t = needPushTask();
+  const req = SendMessageRequest.fromJSON({
+    message: { messageId: randomUUID(), role: 'ROLE_USER', taskId: t.id, contextId: t.contextId, parts: [{ text: 'two' }] },
+  });
+  const res = await needClient().sendMessage(req, opts());
+  assert(res && 'status' in res && res.id === t.id, `result is not task "${t.id}": ${JSON.stringify(res)?.slice(0, 200)}`);
+  assert(res.status?.state === TaskState.TASK_STATE_COMPLETED, `task state ${stateName(res.status?.state)}, want TASK_STATE_COMPLETED`);
+  pushAnswered = true;
+});
+
+/** The kind of a decoded notification: "statusUpdate:<state>" or "artifactUpdate". */
+function notificationKind(sr) {
+  const c = sr.payload?.$case;
+  return c === 'statusUpdate' ? `statusUpdate:${stateName(sr.payload.value.status?.state)}` : String(c);
+}
+
+function sortedKeys(v) {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedKeys(v[k])]));
+  }
+  return v;
+}
+
+/**
+ * Checks what hook `name` received: `kinds` in this order, the last being
+ * the completion, each a POST with the configured headers whose body the
+ * SDK's StreamResponse type decodes, and re-encodes to the same JSON.
+ */
+async function checkDelivery(name, kinds) {
+  const t = needPushTask();
+  assert(pushAnswered, 'the task was not completed (push-answer-completes failed)');
+  const r = await needReceiver();
+  const hook = HOOKS[name];
+  const isCompletion = (req) => {
+    try {
+      const j = JSON.parse(req.body);
+      return j.statusUpdate?.status?.state === 'TASK_STATE_COMPLETED';
+    } catch {
+      return false;
+    }
+  };
+  await r.waitFor((reqs) => reqs.some((q) => q.path === hook.path && isCompletion(q)), `the completion at ${hook.path}`);
+  const got = r.at(hook.path);
+  const decoded = [];
+  let lastSeq = -Infinity;
+  for (const [i, q] of got.entries()) {
+    const at = `notification ${i + 1} of ${got.length}`;
+    assert(q.method === 'POST', `${at}: method ${q.method}, want POST`);
+    assert(q.headers['content-type'] === 'application/a2a+json', `${at}: Content-Type "${q.headers['content-type']}", want "application/a2a+json"`);
+    const wantAuth = `Bearer ${hook.credentials}`;
+    assert(q.headers.authorization === wantAuth, `${at}: Authorization "${q.headers.authorization}", want "${wantAuth}"`);
+    for (const h of ['a2a-notification-token', 'x-a2a-notification-token']) {
+      assert(q.headers[h] === hook.token, `${at}: ${h} "${q.headers[h]}", want "${hook.token}"`);
+    }
+    const id = q.headers['a2a-push-event-id'] ?? '';
+    const m = /^(.*):(\d+)$/.exec(id);
+    assert(m && m[1] === t.id, `${at}: A2A-Push-Event-Id "${id}", want "${t.id}:<seq>"`);
+    const seq = Number(m[2]);
+    assert(seq > lastSeq, `${at}: event seq ${seq} does not follow ${lastSeq}`);
+    lastSeq = seq;
+
+    let raw;
+    try {
+      raw = JSON.parse(q.body);
+    } catch (err) {
+      fail(`${at}: body is not JSON (${describe(err)}): ${q.body.slice(0, 200)}`);
+    }
+    const keys = Object.keys(raw);
+    assert(keys.length === 1 && (keys[0] === 'statusUpdate' || keys[0] === 'artifactUpdate'), `${at}: body keys ${JSON.stringify(keys)}, want exactly one of statusUpdate, artifactUpdate`);
+    if (raw.statusUpdate) {
+      assert(typeof raw.statusUpdate.status?.state === 'string', `${at}: status.state ${JSON.stringify(raw.statusUpdate.status?.state)} is not a ProtoJSON enum name`);
+    }
+    const sr = StreamResponse.fromJSON(raw);
+    const ev = sr.payload?.value;
+    assert(sr.payload?.$case === keys[0], `${at}: SDK decoded payload "${sr.payload?.$case}", want "${keys[0]}"`);
+    assert(ev.taskId === t.id, `${at}: taskId "${ev.taskId}", want "${t.id}"`);
+    assert(ev.contextId === t.contextId, `${at}: contextId "${ev.contextId}", want "${t.contextId}"`);
+    const again = StreamResponse.toJSON(sr);
+    assert(
+      isDeepStrictEqual(sortedKeys(again), sortedKeys(raw)),
+      `${at}: the SDK's StreamResponse does not round-trip the body: sent ${JSON.stringify(raw)}, SDK re-encodes ${JSON.stringify(again)}`,
+    );
+    decoded.push(sr);
+  }
+  const gotKinds = decoded.map(notificationKind);
+  note(`hook ${name}: ${gotKinds.join(', ')}`);
+  assert(isDeepStrictEqual(gotKinds, kinds), `notifications ${JSON.stringify(gotKinds)}, want ${JSON.stringify(kinds)}`);
+  const art = decoded.filter((sr) => sr.payload.$case === 'artifactUpdate').map((sr) => textOf(sr.payload.value.artifact?.parts));
+  assert(isDeepStrictEqual(art, ['echo: two']), `artifact texts ${JSON.stringify(art)}, want ["echo: two"]`);
+}
+
+await check('push-delivered-send-config', () =>
+  checkDelivery('a', [
+    'statusUpdate:TASK_STATE_WORKING',
+    'statusUpdate:TASK_STATE_INPUT_REQUIRED',
+    'statusUpdate:TASK_STATE_WORKING',
+    'artifactUpdate',
+    'statusUpdate:TASK_STATE_COMPLETED',
+  ]),
+);
+
+await check('push-delivered-created-config', () =>
+  checkDelivery('b', ['statusUpdate:TASK_STATE_WORKING', 'artifactUpdate', 'statusUpdate:TASK_STATE_COMPLETED']),
+);
+
+await check('push-no-stray-webhook-calls', async () => {
+  const r = await needReceiver();
+  const stray = r.requests.filter((q) => q.path !== HOOKS.a.path && q.path !== HOOKS.b.path).map((q) => `${q.method} ${q.path}`);
+  assert(stray.length === 0, `unexpected requests ${JSON.stringify(stray)}`);
+});
+
+// (i) Push notification config CRUD on the task of (b).
+// Never called: a config made on a finished task has nothing to deliver
+// (the Go test fails if its Deliverer saw a failed call).
+const WEBHOOK_URL = 'http://127.0.0.1:9/webhook';
 let pushConfig;
 
 function needPushConfig() {
@@ -438,6 +719,8 @@ await check('push-config-get-after-delete', async () => {
     ERR.TaskNotFound,
   );
 });
+
+await receiver?.close();
 
 console.log(`${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;

@@ -28,6 +28,16 @@ type Store struct {
 
 	secretsMu sync.Mutex
 	secrets   map[string][]byte
+
+	// withPush holds the tasks that have push configs, so that ClaimPush
+	// does not scan every task. Guarded by mu.
+	withPush map[string]*record
+}
+
+// pushEntry is a push config and its delivery state.
+type pushEntry struct {
+	cfg   *a2a.TaskPushNotificationConfig
+	state store.PushState
 }
 
 type record struct {
@@ -42,7 +52,7 @@ type record struct {
 	// A terminal task is kept encoded (task and events as JSON), with the
 	// fields List filters on.
 	frozen    *frozen
-	push      map[string]*a2a.TaskPushNotificationConfig
+	push      map[string]*pushEntry
 	contextID string
 	state     a2a.TaskState
 	ts        time.Time
@@ -278,25 +288,45 @@ func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.T
 		return err
 	}
 	if r.push == nil {
-		r.push = make(map[string]*a2a.TaskPushNotificationConfig)
+		r.push = make(map[string]*pushEntry)
 	}
-	r.push[cfg.ID] = cfg
+	e := r.push[cfg.ID]
+	if e == nil {
+		e = &pushEntry{state: store.PushState{Delivered: r.seq}}
+		r.push[cfg.ID] = e
+	} else {
+		e.state = store.PushState{Delivered: e.state.Delivered}
+	}
+	e.cfg = cfg
+	if s.withPush == nil {
+		s.withPush = make(map[string]*record)
+	}
+	s.withPush[cfg.TaskID] = r
 	return nil
 }
 
 // GetPushConfig implements [store.Store].
 func (s *Store) GetPushConfig(ctx context.Context, scope store.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+	e, err := s.pushEntry(scope, taskID, id)
+	if err != nil {
+		return nil, err
+	}
+	return e.cfg, nil
+}
+
+// pushEntry returns a push config and its state, under the read lock.
+func (s *Store) pushEntry(scope store.Scope, taskID, id string) (pushEntry, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	r, err := s.lookup(scope, taskID)
 	if err != nil {
-		return nil, err
+		return pushEntry{}, err
 	}
-	cfg, ok := r.push[id]
+	e, ok := r.push[id]
 	if !ok {
-		return nil, fmt.Errorf("push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+		return pushEntry{}, fmt.Errorf("push config %q of task %q: %w", id, taskID, store.ErrNotFound)
 	}
-	return cfg, nil
+	return *e, nil
 }
 
 // ListPushConfigs implements [store.Store].
@@ -308,9 +338,9 @@ func (s *Store) ListPushConfigs(ctx context.Context, scope store.Scope, taskID, 
 		return nil, err
 	}
 	out := make([]*a2a.TaskPushNotificationConfig, 0, len(r.push))
-	for id, cfg := range r.push {
+	for id, e := range r.push {
 		if id > afterID {
-			out = append(out, cfg)
+			out = append(out, e.cfg)
 		}
 	}
 	slices.SortFunc(out, func(a, b *a2a.TaskPushNotificationConfig) int { return cmp.Compare(a.ID, b.ID) })
@@ -329,6 +359,73 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 		return err
 	}
 	delete(r.push, id)
+	if len(r.push) == 0 {
+		delete(s.withPush, taskID)
+	}
+	return nil
+}
+
+var _ store.PushQueue = (*Store)(nil)
+
+// ClaimPush implements [store.PushQueue].
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+	if err := ctx.Err(); err != nil || limit < 1 {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type due struct {
+		r *record
+		e *pushEntry
+	}
+	var ds []due
+	for _, r := range s.withPush {
+		for _, e := range r.push {
+			if !e.state.Failing && e.state.Delivered < r.seq && !e.state.NextAttempt.After(now) {
+				ds = append(ds, due{r, e})
+			}
+		}
+	}
+	slices.SortFunc(ds, func(a, b due) int {
+		if c := a.e.state.NextAttempt.Compare(b.e.state.NextAttempt); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.e.cfg.TaskID, b.e.cfg.TaskID), cmp.Compare(a.e.cfg.ID, b.e.cfg.ID))
+	})
+	ds = ds[:min(limit, len(ds))]
+	jobs := make([]store.PushJob, len(ds))
+	for i, d := range ds {
+		d.e.state.NextAttempt = now.Add(lease)
+		jobs[i] = store.PushJob{Scope: d.r.scope, Config: d.e.cfg, State: d.e.state, Seq: d.r.seq}
+	}
+	return jobs, nil
+}
+
+// PushState implements [store.PushQueue].
+func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id string) (store.PushState, error) {
+	e, err := s.pushEntry(scope, taskID, id)
+	return e.state, err
+}
+
+// SetPushState implements [store.PushQueue].
+func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.lookup(scope, taskID)
+	if err != nil {
+		return err
+	}
+	e, ok := r.push[id]
+	if !ok {
+		return fmt.Errorf("push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+	}
+	if e.state.Delivered != prev {
+		return fmt.Errorf("push config %q of task %q is at seq %d, not %d: %w", id, taskID, e.state.Delivered, prev, store.ErrConflict)
+	}
+	e.state = st
 	return nil
 }
 
@@ -369,6 +466,7 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 	vs = vs[:min(limit, len(vs))]
 	for _, v := range vs {
 		delete(s.tasks, v.id)
+		delete(s.withPush, v.id)
 	}
 	return len(vs), nil
 }

@@ -62,8 +62,8 @@
 //
 // # Schema
 //
-// Schema version 2 has these tables (see migrations/0001_init.sql and
-// 0002_task_counts.sql):
+// Schema version 3 has these tables (see migrations/0001_init.sql,
+// 0002_task_counts.sql and 0003_push_delivery.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
 //   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
@@ -75,8 +75,17 @@
 //     Expire.
 //   - events(task_id, seq, payload): the logs, payload being the JSON of
 //     an a2a.StreamResponse.
-//   - push_configs(task_id, id, tenant, owner, config): webhook configs,
-//     with their task's scope.
+//   - push_configs(task_id, id, tenant, owner, config, delivered,
+//     attempts, next_attempt, failing, last_error): webhook configs, with
+//     their task's scope and their delivery state (store.PushState;
+//     next_attempt in unix milliseconds, 0 for at once). ClaimPush walks
+//     the partial index push_configs_due (next_attempt, task_id, id) of the
+//     configs that are not failing, joins each to its task by id, and
+//     leases the rows it locks in one statement (FOR UPDATE SKIP LOCKED):
+//     claimers in several processes never get the same config. Migration
+//     3 starts the configs already there at their task's seq; as with
+//     version 2, every process sharing a schema must then run a build
+//     that knows version 3.
 //   - runners(id, host, pid, heartbeat): the open stores (see Orphans).
 //   - secrets(name, value): keys shared by every process, such as the one
 //     that signs page tokens.

@@ -73,3 +73,7 @@ func (s *Store) ExplainList(ctx context.Context, scope store.Scope, q store.List
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
 }
+
+// ClaimPushSQL returns the statement ClaimPush runs; its arguments are
+// now and the end of the lease (unix ms) and the limit.
+func (s *Store) ClaimPushSQL() string { return s.q.claimPush }

@@ -76,6 +76,7 @@ var (
 	_ store.Store      = (*Store)(nil)
 	_ store.Maintainer = (*Store)(nil)
 	_ store.Secrets    = (*Store)(nil)
+	_ store.PushQueue  = (*Store)(nil)
 )
 
 // Open connects to the database named by dsn (a libpq keyword/value string
@@ -226,6 +227,7 @@ type queries struct {
 
 	create, append, seqOf, get, events               string
 	putPush, getPush, listPush, deletePush           string
+	claimPush, pushState, setPushState               string
 	upsertRunner, deleteRunner, runnersNow, reapDead string
 	orphans, expire, getSecret, insertSecret         string
 	insertDeltas, compact                            string
@@ -300,12 +302,14 @@ SELECT pg_notify($13, $14) FROM t`),
 
 		// FOR KEY SHARE holds off a concurrent Expire of the task until the
 		// config is in (and then deletes it too), or makes the insert see
-		// the task gone.
-		putPush: r.Replace(`INSERT INTO {push_configs} (task_id, id, tenant, owner, config)
-	SELECT t.id, $4, t.tenant, t.owner, $5 FROM {tasks} t
+		// the task gone. A new config starts at its task's last seq; a
+		// replaced one keeps its delivered and starts afresh otherwise.
+		putPush: r.Replace(`INSERT INTO {push_configs} (task_id, id, tenant, owner, config, delivered)
+	SELECT t.id, $4, t.tenant, t.owner, $5, t.seq FROM {tasks} t
 	WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3
 	FOR KEY SHARE
-	ON CONFLICT (task_id, id) DO UPDATE SET config = EXCLUDED.config`),
+	ON CONFLICT (task_id, id) DO UPDATE SET config = EXCLUDED.config,
+		attempts = 0, next_attempt = 0, failing = false, last_error = ''`),
 		getPush: r.Replace(`SELECT config FROM {push_configs} WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4`),
 		// One row with a NULL config when the task has none to return.
 		listPush: r.Replace(`SELECT p.config FROM {tasks} t
@@ -360,6 +364,37 @@ SELECT count(*) FROM t`),
 	SELECT tenant, owner, state, -count(*) FROM v GROUP BY tenant, owner, state
 )
 SELECT count(*) FROM v`),
+		// The configs with work, due first ($1 is now, unix ms), leased
+		// until $2. SKIP LOCKED passes over the configs that another
+		// claim, in this process or another, is leasing at this moment;
+		// a config it leased and committed meanwhile is read again once
+		// locked, and dropped, as it is no longer due. The walk follows
+		// push_configs_due and looks each task up by id.
+		claimPush: r.Replace(`WITH c AS (
+	SELECT p.task_id, p.id, p.next_attempt, t.seq
+	FROM {push_configs} p JOIN {tasks} t ON t.id = p.task_id
+	WHERE NOT p.failing AND p.next_attempt <= $1 AND p.delivered < t.seq
+	ORDER BY p.next_attempt, p.task_id, p.id
+	LIMIT $3
+	FOR UPDATE OF p SKIP LOCKED
+)
+UPDATE {push_configs} p SET next_attempt = $2
+FROM c WHERE p.task_id = c.task_id AND p.id = c.id
+RETURNING p.task_id, p.id, p.tenant, p.owner, p.config, p.delivered, p.attempts, p.last_error, c.seq, c.next_attempt`),
+		pushState: r.Replace(`SELECT delivered, attempts, next_attempt, failing, last_error FROM {push_configs}
+	WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4`),
+		// The state moves on only from the delivered its caller read ($5).
+		// The statement returns whether it did, and the delivered the
+		// config had in the statement's snapshot (NULL if it had none),
+		// to tell a conflict from a missing config.
+		setPushState: r.Replace(`WITH u AS (
+	UPDATE {push_configs} SET delivered = $6, attempts = $7, next_attempt = $8, failing = $9, last_error = $10
+	WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4 AND delivered = $5
+	RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM u), (SELECT delivered FROM {push_configs}
+	WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4)`),
+
 		getSecret:    r.Replace(`SELECT value FROM {secrets} WHERE name = $1`),
 		insertSecret: r.Replace(`INSERT INTO {secrets} (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`),
 

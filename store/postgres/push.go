@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -99,4 +102,105 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 		return fmt.Errorf("postgres: task %q: %w", taskID, store.ErrNotFound)
 	}
 	return nil
+}
+
+// ClaimPush implements [store.PushQueue]. One statement picks and leases
+// the configs; rows that concurrent claims hold are skipped, not waited
+// for, so that claimers in several processes share the work.
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+	if err := ctx.Err(); err != nil || limit < 1 {
+		return nil, err
+	}
+	until := now.Add(lease).UnixMilli()
+	rows, err := s.pool.Query(ctx, s.q.claimPush, now.UnixMilli(), until, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claiming push configs: %w", err)
+	}
+	defer rows.Close()
+	type claimed struct {
+		job        store.PushJob
+		taskID, id string
+		was        int64 // next_attempt before the claim
+	}
+	var cs []claimed
+	for rows.Next() {
+		var (
+			c claimed
+			b []byte
+		)
+		if err := rows.Scan(&c.taskID, &c.id, &c.job.Scope.Tenant, &c.job.Scope.Owner, &b,
+			&c.job.State.Delivered, &c.job.State.Attempts, &c.job.State.LastError, &c.job.Seq, &c.was); err != nil {
+			return nil, fmt.Errorf("postgres: claiming push configs: %w", err)
+		}
+		if c.job.Config, err = decodePushConfig(b); err != nil {
+			return nil, err
+		}
+		c.job.State.NextAttempt = fromMilli(until)
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: claiming push configs: %w", err)
+	}
+	// RETURNING follows no order: put the jobs back in the claim's.
+	slices.SortFunc(cs, func(a, b claimed) int {
+		return cmp.Or(cmp.Compare(a.was, b.was), cmp.Compare(a.taskID, b.taskID), cmp.Compare(a.id, b.id))
+	})
+	jobs := make([]store.PushJob, len(cs))
+	for i, c := range cs {
+		jobs[i] = c.job
+	}
+	return jobs, nil
+}
+
+// PushState implements [store.PushQueue].
+func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id string) (store.PushState, error) {
+	var (
+		st   store.PushState
+		next int64
+	)
+	err := s.pool.QueryRow(ctx, s.q.pushState, taskID, scope.Tenant, scope.Owner, id).
+		Scan(&st.Delivered, &st.Attempts, &next, &st.Failing, &st.LastError)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return store.PushState{}, fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+	case err != nil:
+		return store.PushState{}, fmt.Errorf("postgres: reading the state of push config %q of task %q: %w", id, taskID, err)
+	}
+	st.NextAttempt = fromMilli(next)
+	return st, nil
+}
+
+// SetPushState implements [store.PushQueue].
+func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) error {
+	var (
+		done bool
+		at   *int64
+	)
+	err := s.pool.QueryRow(ctx, s.q.setPushState, taskID, scope.Tenant, scope.Owner, id, prev,
+		st.Delivered, st.Attempts, toMilli(st.NextAttempt), st.Failing, st.LastError).Scan(&done, &at)
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: storing the state of push config %q of task %q: %w", id, taskID, err)
+	case done:
+		return nil
+	case at == nil:
+		return fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: push config %q of task %q is at seq %d, not %d: %w", id, taskID, *at, prev, store.ErrConflict)
+}
+
+// toMilli returns tm in unix milliseconds, 0 for the zero time.
+func toMilli(tm time.Time) int64 {
+	if tm.IsZero() {
+		return 0
+	}
+	return tm.UnixMilli()
+}
+
+// fromMilli is the inverse of toMilli.
+func fromMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
 }

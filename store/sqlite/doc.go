@@ -40,8 +40,8 @@
 // that WAL lets read while it writes. Reads (Get, Events, List, the push
 // config reads) each see one consistent snapshot of the database.
 //
-// Writes (Append, Import, PutPushConfig, DeletePushConfig, heartbeats,
-// Expire) are requests to the writer goroutine. It takes the first one,
+// Writes (Append, Import, PutPushConfig, DeletePushConfig, ClaimPush,
+// SetPushState, heartbeats, Expire) are requests to the writer goroutine. It takes the first one,
 // then all that are waiting (up to [Options.MaxBatch]), runs each in a
 // savepoint of one transaction (one failing, for example with
 // ErrConflict, undoes only itself) and commits once: under load, many
@@ -55,8 +55,8 @@
 //
 // # Schema
 //
-// Schema version 2 has these tables (see migrations/0001_init.sql and
-// 0002_task_counts.sql):
+// Schema version 3 has these tables (see migrations/0001_init.sql,
+// 0002_task_counts.sql and 0003_push_delivery.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
 //   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
@@ -69,8 +69,15 @@
 //   - events(task_id, seq, payload): the logs, numbered per task from 1
 //     without gaps, payload being the JSON of an a2a.StreamResponse.
 //     Without rowid, a task's events are stored together, in order.
-//   - push_configs(task_id, id, tenant, owner, config): webhook configs,
-//     with their task's scope.
+//   - push_configs(task_id, id, tenant, owner, config, delivered,
+//     attempts, next_attempt, failing, last_error): webhook configs, with
+//     their task's scope and their delivery state (store.PushState;
+//     next_attempt in unix milliseconds, 0 for at once). The partial index
+//     push_configs_due (next_attempt, task_id, id) of the configs that are
+//     not failing gives ClaimPush the due configs in order, each joined to
+//     its task by id to compare delivered with the task's seq; ClaimPush
+//     reads and leases them in one write transaction. Migration 3 starts
+//     the configs already there at their task's seq.
 //   - task_counts(tenant, owner, state, n): the number of tasks of each
 //     state in each scope, kept exact by every write that creates, deletes
 //     or changes the state of a task, in the same transaction. ListTasks'

@@ -82,3 +82,6 @@ func (s *Store) Count(ctx context.Context, scope store.Scope, q store.ListQuery)
 	err = st.QueryRowContext(ctx, args...).Scan(&n)
 	return n, err
 }
+
+// ClaimPushSQL is the statement ClaimPush reads the configs to claim with.
+const ClaimPushSQL = claimPushSQL

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
@@ -107,4 +108,133 @@ func decodePush(b []byte, taskID string) (*a2a.TaskPushNotificationConfig, error
 		return nil, fmt.Errorf("sqlite: decoding a push config of task %q: %w", taskID, err)
 	}
 	return &cfg, nil
+}
+
+// claimPushSQL selects the configs ClaimPush may claim, due first: the
+// partial index push_configs_due yields them in that order, and each
+// one's task is a lookup by id. Its arguments are now (unix ms) and the
+// limit.
+const claimPushSQL = `SELECT p.task_id, p.id, p.tenant, p.owner, p.config, p.delivered, p.attempts, p.next_attempt, p.last_error, t.seq
+	FROM push_configs p CROSS JOIN tasks t ON t.id = p.task_id
+	WHERE p.failing = 0 AND p.next_attempt <= ? AND p.delivered < t.seq
+	ORDER BY p.next_attempt, p.task_id, p.id
+	LIMIT ?`
+
+// ClaimPush implements [store.PushQueue]. The configs are read and leased
+// in one write transaction, which no other writer, in this process or
+// another, can interleave with. A read first checks that there is
+// something to claim, so that idle polling costs the writer nothing.
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+	if err := ctx.Err(); err != nil || limit < 1 {
+		return nil, err
+	}
+	nowMS, until := now.UnixMilli(), now.Add(lease).UnixMilli()
+	var n int
+	if err := s.rs.pushDue.QueryRowContext(ctx, nowMS, 1).Scan(&n); err != nil {
+		return nil, s.readErr(fmt.Errorf("sqlite: looking for push configs to claim: %w", err))
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var jobs []store.PushJob
+	err := s.write(ctx, false, func(w *wtx) error {
+		jobs = jobs[:0]
+		type key struct{ taskID, id string }
+		var keys []key
+		rows, err := w.stmt(s.ws.claimPush).QueryContext(w.ctx, nowMS, limit)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				j    store.PushJob
+				k    key
+				b    []byte
+				next int64
+			)
+			if err := rows.Scan(&k.taskID, &k.id, &j.Scope.Tenant, &j.Scope.Owner, &b,
+				&j.State.Delivered, &j.State.Attempts, &next, &j.State.LastError, &j.Seq); err != nil {
+				rows.Close()
+				return err
+			}
+			if j.Config, err = decodePush(b, k.taskID); err != nil {
+				rows.Close()
+				return err
+			}
+			j.State.NextAttempt = fromMilli(until)
+			jobs = append(jobs, j)
+			keys = append(keys, k)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if _, err := w.exec(s.ws.leasePush, until, k.taskID, k.id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claiming push configs: %w", err)
+	}
+	return jobs, nil
+}
+
+// PushState implements [store.PushQueue].
+func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id string) (store.PushState, error) {
+	var (
+		st   store.PushState
+		next int64
+	)
+	err := s.rs.pushState.QueryRowContext(ctx, taskID, scope.Tenant, scope.Owner, id).
+		Scan(&st.Delivered, &st.Attempts, &next, &st.Failing, &st.LastError)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.PushState{}, fmt.Errorf("sqlite: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+	case err != nil:
+		return store.PushState{}, s.readErr(fmt.Errorf("sqlite: reading the state of push config %q of task %q: %w", id, taskID, err))
+	}
+	st.NextAttempt = fromMilli(next)
+	return st, nil
+}
+
+// SetPushState implements [store.PushQueue].
+func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) error {
+	return s.write(ctx, false, func(w *wtx) error {
+		n, err := affected(w.exec(s.ws.setPush, st.Delivered, st.Attempts, toMilli(st.NextAttempt), st.Failing, st.LastError,
+			taskID, scope.Tenant, scope.Owner, id, prev))
+		if err != nil {
+			return fmt.Errorf("sqlite: storing the state of push config %q of task %q: %w", id, taskID, err)
+		}
+		if n == 1 {
+			return nil
+		}
+		var at int64
+		err = w.queryRow(s.ws.pushDelivered, taskID, scope.Tenant, scope.Owner, id).Scan(&at)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("sqlite: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("sqlite: storing the state of push config %q of task %q: %w", id, taskID, err)
+		}
+		return fmt.Errorf("sqlite: push config %q of task %q is at seq %d, not %d: %w", id, taskID, at, prev, store.ErrConflict)
+	})
+}
+
+// toMilli returns tm in unix milliseconds, 0 for the zero time.
+func toMilli(tm time.Time) int64 {
+	if tm.IsZero() {
+		return 0
+	}
+	return tm.UnixMilli()
+}
+
+// fromMilli is the inverse of toMilli.
+func fromMilli(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
 }

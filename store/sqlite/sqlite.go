@@ -136,6 +136,7 @@ var (
 	_ store.Store      = (*Store)(nil)
 	_ store.Maintainer = (*Store)(nil)
 	_ store.Secrets    = (*Store)(nil)
+	_ store.PushQueue  = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not
@@ -366,6 +367,7 @@ type writeStmts struct {
 	createTask, updateTask, seqState, insertEvent *sql.Stmt
 	addCount, moveCount                           *sql.Stmt
 	putPush, deletePush, taskInScope              *sql.Stmt
+	claimPush, leasePush, setPush, pushDelivered  *sql.Stmt
 	deleteTask, deleteEvents, deletePushes        *sql.Stmt
 	upsertRunner, deleteRunner, reapRunner        *sql.Stmt
 	insertSecret                                  *sql.Stmt
@@ -394,11 +396,20 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&ws.moveCount, `INSERT INTO task_counts (tenant, owner, state, n) VALUES (?1, ?2, ?3, -1), (?1, ?2, ?4, 1)
 	ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n`},
 
-		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config)
-	SELECT id, ?, tenant, owner, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
-	ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config`},
+		// A new config starts at its task's last seq; a replaced one
+		// keeps its delivered and starts afresh otherwise.
+		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config, delivered)
+	SELECT id, ?, tenant, owner, ?, seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+	ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config,
+		attempts = 0, next_attempt = 0, failing = 0, last_error = ''`},
 		{&ws.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 		{&ws.taskInScope, `SELECT count(*) FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		{&ws.claimPush, claimPushSQL},
+		{&ws.leasePush, `UPDATE push_configs SET next_attempt = ? WHERE task_id = ? AND id = ?`},
+		// The state moves on only from the delivered its caller read.
+		{&ws.setPush, `UPDATE push_configs SET delivered = ?, attempts = ?, next_attempt = ?, failing = ?, last_error = ?
+	WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ? AND delivered = ?`},
+		{&ws.pushDelivered, `SELECT delivered FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 
 		{&ws.deleteTask, `DELETE FROM tasks WHERE id = ?`},
 		{&ws.deleteEvents, `DELETE FROM events WHERE task_id = ?`},
@@ -418,6 +429,7 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 // prepares each on every connection that runs it.
 type readStmts struct {
 	get, events, getPush, listPush, runners, getSecret *sql.Stmt
+	pushState, pushDue                                 *sql.Stmt
 }
 
 func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -440,6 +452,10 @@ func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 	LIMIT ?`},
 		{&rs.runners, `SELECT id, host, pid, heartbeat FROM runners`},
 		{&rs.getSecret, `SELECT value FROM secrets WHERE name = ?`},
+		{&rs.pushState, `SELECT delivered, attempts, next_attempt, failing, last_error FROM push_configs
+	WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
+		// Whether ClaimPush has anything to claim, without the writer.
+		{&rs.pushDue, `SELECT count(*) FROM (` + claimPushSQL + `)`},
 	})
 }
 

@@ -73,6 +73,17 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PushPerTask", testPushPerTask},
 		{"PushSurvivesAppend", testPushSurvivesAppend},
 
+		// Push delivery (store.PushQueue).
+		{"PushQueueNew", testPushQueueNew},
+		{"PushQueueNoWork", testPushQueueNoWork},
+		{"PushQueueOrder", testPushQueueOrder},
+		{"PushQueueSetState", testPushQueueSetState},
+		{"PushQueueReplace", testPushQueueReplace},
+		{"PushQueueDelete", testPushQueueDelete},
+		{"PushQueueScope", testPushQueueScope},
+		{"PushQueueExpire", testPushQueueExpire},
+		{"PushQueueConcurrent", testPushQueueConcurrent},
+
 		// Concurrency.
 		{"ConcurrentAppend", testConcurrentAppend},
 		{"ConcurrentCreate", testConcurrentCreate},

@@ -1,0 +1,663 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/store"
+)
+
+// Defaults of a [Deliverer]; see the options that change them.
+const (
+	// DefaultMaxAttempts is how many times one event is tried before its
+	// config is marked failing.
+	DefaultMaxAttempts = 10
+	// DefaultBackoff is the wait after the first failed attempt; it
+	// doubles after each further failure, up to DefaultMaxBackoff, with
+	// jitter. With the defaults an event is tried for about a quarter of
+	// an hour before its config is marked failing.
+	DefaultBackoff    = time.Second
+	DefaultMaxBackoff = 5 * time.Minute
+	// MaxRetryAfter bounds how long a receiver's Retry-After may delay
+	// the next attempt.
+	MaxRetryAfter = time.Hour
+	// DefaultWorkers is how many webhooks are called at once.
+	DefaultWorkers = 64
+	// DefaultPollInterval is how often the store is asked for work that
+	// no notification announced: retries that fell due, tasks written by
+	// another process, work left by a process that stopped.
+	DefaultPollInterval = time.Second
+	// DefaultLease is how long a claim on a config keeps other workers
+	// away from it; it is renewed after each delivered event and must
+	// exceed a webhook call's timeout. Work left by a process that died
+	// is taken up when its lease ends.
+	DefaultLease = time.Minute
+
+	// DeliveryIDHeader carries the id of the event in the task's log,
+	// "taskId:seq", the same on every attempt: a receiver that does not
+	// check signatures can still drop repeats by it.
+	DeliveryIDHeader = "A2A-Push-Event-Id"
+	// legacyTokenHeader is the token header of A2A v0.3 and of the A2A
+	// 101 kit; the token is sent in it too, for receivers written for
+	// them.
+	legacyTokenHeader = "X-A2A-Notification-Token"
+	// maxErrorBody is how much of a refusing receiver's body is quoted
+	// in the config's last error.
+	maxErrorBody = 200
+)
+
+// A Deliverer calls the webhooks of push configs: for each config it reads
+// the task's event log from the config's cursor on (kept in the store, see
+// [store.PushState]) and POSTs every status and artifact update, one at a
+// time and in order, as the ProtoJSON StreamResponse with Content-Type
+// application/a2a+json. It is the only reader of the log that sends it
+// outside the server, and it runs apart from the agents and the streams:
+// a slow or dead receiver delays only its own config.
+//
+// A failed call (network error, timeout, 408, 429, 5xx) is retried with
+// exponential backoff and jitter, or after the receiver's Retry-After;
+// after [WithMaxAttempts] failures of one event, or at once on a refusal
+// that retrying cannot mend (another 4xx, a redirect not followed, an
+// address the [Guard] refuses), the config is marked failing: it receives
+// nothing more until the client registers it again, which resumes it from
+// the event that failed. Deliveries survive restarts: the cursor, the
+// attempts and the time of the next one are in the store. Delivery is at
+// least once: an event whose success was not recorded (the process died
+// in between) is sent again; [DeliveryIDHeader] and the signed event id
+// let receivers drop the repeat.
+//
+// Run the worker with [Deliverer.Run]; a server.Handler tells it of new
+// events through [Deliverer.Appended] and waits in
+// [Deliverer.Deleted] for deliveries to a deleted config to end.
+type Deliverer struct {
+	st     store.Store
+	q      store.PushQueue
+	client *http.Client
+	guard  *Guard
+	signer *Signer
+	log    *slog.Logger
+	now    func() time.Time
+
+	maxAttempts int
+	backoff     time.Duration
+	maxBackoff  time.Duration
+	workers     int
+	poll        time.Duration
+	lease       time.Duration
+	onResult    func(Result)
+
+	wake chan struct{}
+	slot chan struct{} // a token per free worker
+
+	mu      sync.Mutex
+	flights map[configKey]*flight
+
+	delivered, failed, failing atomic.Int64
+}
+
+// parked is the next attempt of a config whose task has ended and which
+// has received all of it: no claim will look at it again (a task takes no
+// event after a terminal state). Registering the config again resets it.
+var parked = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// configKey names a push config across scopes.
+type configKey struct {
+	scope  store.Scope
+	taskID string
+	id     string
+}
+
+// flight is a config being worked on in this process.
+type flight struct {
+	deleted bool
+	sending bool
+	idle    *sync.Cond // signalled when sending becomes false
+}
+
+// Result is the outcome of one webhook call, as [WithResultHook] reports
+// it.
+type Result struct {
+	TaskID, ConfigID string
+	Seq              int64
+	// Status is the HTTP status, 0 when there was no response.
+	Status int
+	// Err is nil when the receiver acknowledged the event (2xx).
+	Err error
+	// Attempt counts the attempts at this event, 1 for the first.
+	Attempt int
+	// Failing reports that the config was marked failing by this result.
+	Failing bool
+	// Latency is how long the call took.
+	Latency time.Duration
+}
+
+// DelivererOption configures a [Deliverer].
+type DelivererOption func(*Deliverer) error
+
+// WithGuard sets the guard whose client makes every webhook call. The
+// default is NewGuard() with no allow-list: webhooks on loopback or
+// private addresses are refused.
+func WithGuard(g *Guard) DelivererOption {
+	return func(d *Deliverer) error {
+		if g == nil {
+			return errors.New("push: WithGuard: nil guard")
+		}
+		d.guard = g
+		return nil
+	}
+}
+
+// WithSigning signs every notification with s (see [Signer]).
+func WithSigning(s *Signer) DelivererOption {
+	return func(d *Deliverer) error {
+		d.signer = s
+		return nil
+	}
+}
+
+// WithLogger sets where delivery failures are logged. The default
+// discards logs.
+func WithLogger(l *slog.Logger) DelivererOption {
+	return func(d *Deliverer) error {
+		if l == nil {
+			return errors.New("push: WithLogger: nil logger")
+		}
+		d.log = l
+		return nil
+	}
+}
+
+// WithMaxAttempts sets how many attempts one event gets before its config
+// is marked failing (default [DefaultMaxAttempts]).
+func WithMaxAttempts(n int) DelivererOption {
+	return func(d *Deliverer) error {
+		if n < 1 {
+			return fmt.Errorf("push: WithMaxAttempts: want at least 1 attempt, got %d", n)
+		}
+		d.maxAttempts = n
+		return nil
+	}
+}
+
+// WithBackoff sets the wait after the first failure and the most any wait
+// may be (defaults [DefaultBackoff] and [DefaultMaxBackoff]).
+func WithBackoff(first, most time.Duration) DelivererOption {
+	return func(d *Deliverer) error {
+		if first <= 0 || most < first {
+			return fmt.Errorf("push: WithBackoff: want 0 < first <= most, got %v and %v", first, most)
+		}
+		d.backoff, d.maxBackoff = first, most
+		return nil
+	}
+}
+
+// WithWorkers sets how many webhook calls run at once (default
+// [DefaultWorkers]).
+func WithWorkers(n int) DelivererOption {
+	return func(d *Deliverer) error {
+		if n < 1 {
+			return fmt.Errorf("push: WithWorkers: want at least 1 worker, got %d", n)
+		}
+		d.workers = n
+		return nil
+	}
+}
+
+// WithPollInterval sets how often the store is asked for work nobody
+// announced (default [DefaultPollInterval]).
+func WithPollInterval(p time.Duration) DelivererOption {
+	return func(d *Deliverer) error {
+		if p <= 0 {
+			return fmt.Errorf("push: WithPollInterval: want a positive interval, got %v", p)
+		}
+		d.poll = p
+		return nil
+	}
+}
+
+// WithLease sets how long a claim on a config lasts (default
+// [DefaultLease]); it must exceed the guard's timeout.
+func WithLease(l time.Duration) DelivererOption {
+	return func(d *Deliverer) error {
+		if l <= 0 {
+			return fmt.Errorf("push: WithLease: want a positive lease, got %v", l)
+		}
+		d.lease = l
+		return nil
+	}
+}
+
+// WithResultHook calls f after every webhook call, from the worker that
+// made it; f must be quick. Metrics and tests are its purpose.
+func WithResultHook(f func(Result)) DelivererOption {
+	return func(d *Deliverer) error {
+		d.onResult = f
+		return nil
+	}
+}
+
+// NewDeliverer returns a Deliverer for the push configs kept in st, which
+// must implement [store.PushQueue] (every store of this module does).
+func NewDeliverer(st store.Store, opts ...DelivererOption) (*Deliverer, error) {
+	q, ok := st.(store.PushQueue)
+	if !ok {
+		return nil, fmt.Errorf("push: the store %T keeps no delivery state (store.PushQueue)", st)
+	}
+	d := &Deliverer{
+		st: st, q: q,
+		log:         slog.New(slog.DiscardHandler),
+		now:         time.Now,
+		maxAttempts: DefaultMaxAttempts,
+		backoff:     DefaultBackoff,
+		maxBackoff:  DefaultMaxBackoff,
+		workers:     DefaultWorkers,
+		poll:        DefaultPollInterval,
+		lease:       DefaultLease,
+		wake:        make(chan struct{}, 1),
+		flights:     make(map[configKey]*flight),
+	}
+	for _, o := range opts {
+		if err := o(d); err != nil {
+			return nil, err
+		}
+	}
+	if d.guard == nil {
+		g, err := NewGuard()
+		if err != nil {
+			return nil, err
+		}
+		d.guard = g
+	}
+	if d.lease <= d.guard.timeout {
+		return nil, fmt.Errorf("push: the lease (%v) must exceed the webhook timeout (%v)", d.lease, d.guard.timeout)
+	}
+	d.client = d.guard.Client()
+	d.slot = make(chan struct{}, d.workers)
+	for range d.workers {
+		d.slot <- struct{}{}
+	}
+	return d, nil
+}
+
+// Stats are a Deliverer's counters since it was made.
+type Stats struct {
+	// Delivered counts events receivers acknowledged.
+	Delivered int64
+	// Failed counts failed attempts.
+	Failed int64
+	// Failing counts configs this Deliverer marked failing.
+	Failing int64
+}
+
+// Stats returns the counters.
+func (d *Deliverer) Stats() Stats {
+	return Stats{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Failing: d.failing.Load()}
+}
+
+// Appended tells the Deliverer that a task's log grew, so that its
+// configs are served now rather than at the next poll. It never blocks.
+func (d *Deliverer) Appended(scope store.Scope, taskID string, seq int64) { d.kick() }
+
+func (d *Deliverer) kick() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Deleted tells the Deliverer that a config was deleted from the store,
+// and returns when no call to its webhook is in flight in this process:
+// once it returns, the webhook receives nothing more from this process.
+// A call in flight is not interrupted (its receiver may already be
+// handling it); it ends within the guard's timeout, or when ctx ends.
+func (d *Deliverer) Deleted(ctx context.Context, scope store.Scope, taskID, id string) {
+	d.mu.Lock()
+	f := d.flights[configKey{scope, taskID, id}]
+	if f == nil {
+		d.mu.Unlock()
+		return
+	}
+	f.deleted = true
+	if !f.sending {
+		d.mu.Unlock()
+		return
+	}
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		f.idle.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	for f.sending && ctx.Err() == nil {
+		f.idle.Wait()
+	}
+	d.mu.Unlock()
+}
+
+// Run delivers until ctx ends, then waits for the calls in flight to end
+// and releases the configs it was working on, so that another process, or
+// this one restarted, takes them up at once. It returns ctx's error.
+func (d *Deliverer) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(d.poll)
+	defer tick.Stop()
+	for {
+		n := d.claim(ctx, &wg)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if n > 0 && len(d.slot) > 0 {
+			continue // there may be more
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-d.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// claim takes as many jobs as there are free workers and starts them; it
+// returns how many it started.
+func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
+	free := len(d.slot)
+	if free == 0 {
+		return 0
+	}
+	jobs, err := d.q.ClaimPush(ctx, d.now(), d.lease, free)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Error("push: claiming work", "err", err)
+		}
+		return 0
+	}
+	for _, j := range jobs {
+		<-d.slot
+		k := configKey{j.Scope, j.Config.TaskID, j.Config.ID}
+		d.mu.Lock()
+		if d.flights[k] != nil {
+			// Still being worked on here: its claim had lapsed. Leave it
+			// to the worker that has it.
+			d.mu.Unlock()
+			d.slot <- struct{}{}
+			continue
+		}
+		f := &flight{idle: sync.NewCond(&d.mu)}
+		d.flights[k] = f
+		d.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.work(ctx, k, f, j)
+			d.mu.Lock()
+			delete(d.flights, k)
+			d.mu.Unlock()
+			d.slot <- struct{}{}
+			d.kick()
+		}()
+	}
+	return len(jobs)
+}
+
+// work delivers the events of one claimed config until it has none left,
+// a call fails, or ctx ends; then it records where it stands.
+func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.PushJob) {
+	stored := j.State.Delivered // what the store says, for SetPushState
+	lastSeq := j.Seq            // the last seq of the log read so far
+	st := j.State
+	// save records st; it reports whether work may go on.
+	save := func(next store.PushState) bool {
+		// The store's own context: a shutdown must not lose the record.
+		err := d.q.SetPushState(context.WithoutCancel(ctx), k.scope, k.taskID, k.id, stored, next)
+		switch {
+		case err == nil:
+			stored, st = next.Delivered, next
+			return true
+		case errors.Is(err, store.ErrNotFound):
+			// Deleted meanwhile.
+		case errors.Is(err, store.ErrConflict):
+			d.log.Warn("push: config moved on by another worker", "task", k.taskID, "config", k.id)
+		default:
+			d.log.Error("push: recording delivery state", "task", k.taskID, "config", k.id, "err", err)
+		}
+		return false
+	}
+	ended := false // the last event seen ends the task
+	release := func() {
+		// Caught up, stopped or deleted: free the claim at once; a
+		// config whose task has ended and is fully delivered is parked
+		// for good, so that claims stop looking at it.
+		next := st
+		next.NextAttempt = time.Time{}
+		if ended && st.Delivered == lastSeq {
+			next.NextAttempt = parked
+		}
+		save(next)
+	}
+	for {
+		evs, err := d.st.Events(ctx, k.scope, k.taskID, st.Delivered)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("push: reading task events", "task", k.taskID, "err", err)
+				next := st
+				next.NextAttempt = d.now().Add(d.poll)
+				save(next)
+			} else {
+				release()
+			}
+			return
+		}
+		if len(evs) == 0 {
+			release()
+			return
+		}
+		lastSeq = evs[len(evs)-1].Seq
+		for _, ev := range evs {
+			if su, ok := ev.Payload.(*a2a.TaskStatusUpdateEvent); ok {
+				ended = su.Status.State.Terminal()
+			}
+			if ctx.Err() != nil {
+				release()
+				return
+			}
+			switch ev.Payload.(type) {
+			case *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent:
+			default:
+				// The snapshot that made the task and client messages
+				// are not notifications (the kit sends neither).
+				st.Delivered = ev.Seq
+				continue
+			}
+			if !d.startSending(f) {
+				return // deleted
+			}
+			res := d.call(ctx, j.Config, ev, st.Attempts+1)
+			d.endSending(f)
+			if ctx.Err() != nil && res.Err != nil {
+				// Our own shutdown cut the call: not the receiver's fault.
+				release()
+				return
+			}
+			if res.Err == nil {
+				d.delivered.Add(1)
+				next := store.PushState{Delivered: ev.Seq, NextAttempt: d.now().Add(d.lease)}
+				ok := save(next)
+				d.report(res)
+				if !ok {
+					return
+				}
+				continue
+			}
+			d.failed.Add(1)
+			next := store.PushState{Delivered: st.Delivered, Attempts: st.Attempts + 1, LastError: res.Err.Error()}
+			var retry *retryable
+			if errors.As(res.Err, &retry) && next.Attempts < d.maxAttempts {
+				wait := d.wait(next.Attempts, retry.after)
+				next.NextAttempt = d.now().Add(wait)
+				time.AfterFunc(wait, d.kick) // rather than wait for the next poll
+				d.log.Info("push: webhook call failed; will retry",
+					"task", k.taskID, "config", k.id, "seq", ev.Seq, "attempt", next.Attempts, "in", wait.Round(time.Millisecond), "err", res.Err)
+			} else {
+				next.Failing = true
+				res.Failing = true
+				d.failing.Add(1)
+				d.log.Warn("push: config failing; it receives nothing until it is registered again",
+					"task", k.taskID, "config", k.id, "seq", ev.Seq, "attempts", next.Attempts, "err", res.Err)
+			}
+			save(next)
+			d.report(res)
+			return
+		}
+	}
+}
+
+// report hands a result to the hook, once its state is recorded.
+func (d *Deliverer) report(r Result) {
+	if d.onResult != nil {
+		d.onResult(r)
+	}
+}
+
+// startSending marks the flight as calling its webhook, unless its config
+// was deleted.
+func (d *Deliverer) startSending(f *flight) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f.deleted {
+		return false
+	}
+	f.sending = true
+	return true
+}
+
+func (d *Deliverer) endSending(f *flight) {
+	d.mu.Lock()
+	f.sending = false
+	f.idle.Broadcast()
+	d.mu.Unlock()
+}
+
+// retryable marks a failure worth another attempt, with the receiver's
+// Retry-After when it gave one.
+type retryable struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
+// wait is the delay before attempt n+1: the backoff doubled n-1 times,
+// capped, with up to a fifth of it added at random (so that configs that
+// failed together do not retry together), or the receiver's Retry-After
+// when that is longer.
+func (d *Deliverer) wait(n int, retryAfter time.Duration) time.Duration {
+	w := d.backoff
+	for i := 1; i < n && w < d.maxBackoff; i++ {
+		w *= 2
+	}
+	w = min(w, d.maxBackoff)
+	w += rand.N(w/5 + 1)
+	return max(w, min(retryAfter, MaxRetryAfter))
+}
+
+// call POSTs one event to a config's webhook.
+func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, ev store.Event, attempt int) Result {
+	res := Result{TaskID: cfg.TaskID, ConfigID: cfg.ID, Seq: ev.Seq, Attempt: attempt}
+	body, err := a2a.StreamResponse{Event: ev.Payload}.MarshalJSON()
+	if err != nil {
+		res.Err = fmt.Errorf("encoding event %d: %w", ev.Seq, err)
+		return res
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		res.Err = fmt.Errorf("webhook URL: %w", err)
+		return res
+	}
+	eventID := cfg.TaskID + ":" + strconv.FormatInt(ev.Seq, 10)
+	h := req.Header
+	h.Set("Content-Type", "application/a2a+json")
+	h.Set("User-Agent", "goa2a-push/1")
+	h.Set(DeliveryIDHeader, eventID)
+	if a := cfg.Authentication; a != nil && a.Scheme != "" {
+		h.Set("Authorization", a.Scheme+" "+a.Credentials)
+	}
+	if cfg.Token != "" {
+		h.Set(TokenHeader, cfg.Token)
+		h.Set(legacyTokenHeader, cfg.Token)
+	}
+	if d.signer != nil {
+		tok, err := d.signer.SignEvent(cfg.TaskID, eventID, body, d.now())
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		h.Set(SignatureHeader, tok)
+	}
+	start := time.Now()
+	resp, err := d.guard.Do(req)
+	res.Latency = time.Since(start)
+	if err != nil {
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			res.Err = err // retrying will not change the address ranges
+		} else {
+			res.Err = &retryable{err: err}
+		}
+		return res
+	}
+	defer resp.Body.Close()
+	res.Status = resp.StatusCode
+	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	if resp.StatusCode/100 == 2 {
+		return res
+	}
+	err = fmt.Errorf("webhook answered %s%s", resp.Status, quoteBody(snippet))
+	switch {
+	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		res.Err = &retryable{err: err, after: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	case resp.StatusCode/100 == 3:
+		res.Err = fmt.Errorf("webhook answered %s; redirects other than 307 and 308 are not followed", resp.Status)
+	default:
+		res.Err = err
+	}
+	return res
+}
+
+// quoteBody quotes the start of a refusing receiver's body, for the
+// config's last error.
+func quoteBody(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return ""
+	}
+	return ": " + strconv.QuoteToGraphic(string(b))
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(min(s, int(MaxRetryAfter/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}

@@ -195,7 +195,21 @@ func (cn *conn) do(op string, req *http.Request) (*http.Response, error) {
 		}
 		return nil, transportError(op, err)
 	}
+	if sink, ok := req.Context().Value(headerSinkKey{}).(*http.Header); ok {
+		*sink = resp.Header.Clone()
+	}
 	return resp, nil
+}
+
+type headerSinkKey struct{}
+
+// WithResponseHeader returns ctx that makes a call of a Client store the
+// header of its HTTP response in *into: for headers an extension adds, such
+// as the push delivery state of a2a push get (server.PushDeliveryHeader).
+// With several HTTP requests in one call (a retried stream), the last one
+// wins.
+func WithResponseHeader(ctx context.Context, into *http.Header) context.Context {
+	return context.WithValue(ctx, headerSinkKey{}, into)
 }
 
 // readBody reads and closes a response body, up to limit bytes. A body

@@ -613,7 +613,7 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 	if err != nil {
 		var refused *RefusedError
 		if errors.As(err, &refused) {
-			res.Err = err // retrying will not change the address ranges
+			res.Err = refused // retrying will not change the address ranges
 		} else {
 			res.Err = &retryable{err: err}
 		}

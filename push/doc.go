@@ -17,14 +17,17 @@
 //   - [Receiver], an [net/http.Handler] for webhook endpoints
 //     written in Go, verifies the signature or the token, checks the task
 //     id, drops duplicates and hands each event to a callback.
-//   - A delivery worker, still to come, reads each task's event log with a
-//     durable cursor per webhook, so that every update reaches every
-//     config in order, with retries and backoff, surviving restarts.
+//   - [Deliverer], the delivery worker, reads each task's event log with
+//     a durable cursor per webhook (kept by a [store.PushQueue]), so that
+//     every status and artifact update reaches every config in order,
+//     with retries and backoff, surviving restarts; a server.Handler
+//     made with server.WithPusher wakes it.
 //
 // A notification is a POST of the ProtoJSON StreamResponse with
 // Content-Type application/a2a+json. It carries the config's
 // authentication as "Authorization: <scheme> <credentials>" and its token
-// in the [TokenHeader] header (REQUIREMENTS R186, B4).
+// in the [TokenHeader] header (REQUIREMENTS R186, B4), and the event's id
+// in [DeliveryIDHeader].
 //
 // What a config may contain is checked when it is registered, by the
 // server (package server); the guard is the check that counts, since a

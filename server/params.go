@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strings"
 )
 
@@ -16,6 +17,10 @@ type ServiceParams struct {
 	Extensions []string
 	// LastEventID is the SSE Last-Event-ID of a reconnecting client.
 	LastEventID string
+	// ResponseHeader is the header of the HTTP response the binding will
+	// write, to which the Handler may add (see [PushDeliveryExtension]);
+	// nil when there is none.
+	ResponseHeader http.Header
 }
 
 type paramsKey struct{}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
@@ -126,7 +129,54 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Ge
 		}
 		return nil, e
 	}
+	h.describeDelivery(ctx, h.scope(ctx, req.Tenant), c)
 	return c, nil
+}
+
+// PushDeliveryExtension is a goa2a extension: a client that declares it
+// in A2A-Extensions on GetTaskPushNotificationConfig gets the webhook's
+// delivery state in the [PushDeliveryHeader] header of the answer (HTTP
+// bindings), and the extension echoed in A2A-Extensions. The body stays
+// the plain TaskPushNotificationConfig, so other clients see nothing new.
+// a2a push get uses it.
+const PushDeliveryExtension = "https://github.com/goa2a/a2a/extensions/push-delivery/v1"
+
+// PushDeliveryHeader carries a webhook's delivery state, as
+// semicolon-separated items: "delivered=SEQ" (the last event of the task's
+// log it is done with), "attempts=N" (failed attempts at the next one),
+// "next=RFC3339" (when it is next tried, for a retry), "failing" (delivery
+// gave up: register the config again to resume it) and "error=QUOTED"
+// (why the last attempt failed, always the last item).
+const PushDeliveryHeader = "A2A-Push-Delivery"
+
+// describeDelivery adds the delivery state of config c to the response
+// header when the client declared PushDeliveryExtension and the store
+// keeps delivery state.
+func (h *Handler) describeDelivery(ctx context.Context, scope store.Scope, c *a2a.TaskPushNotificationConfig) {
+	p, ok := ServiceParamsFrom(ctx)
+	if !ok || p.ResponseHeader == nil || !slices.Contains(p.Extensions, PushDeliveryExtension) {
+		return
+	}
+	q, ok := h.store.(store.PushQueue)
+	if !ok {
+		return
+	}
+	st, err := q.PushState(ctx, scope, c.TaskID, c.ID)
+	if err != nil {
+		return // deleted meanwhile: the config alone is still a fair answer
+	}
+	items := []string{"delivered=" + strconv.FormatInt(st.Delivered, 10), "attempts=" + strconv.Itoa(st.Attempts)}
+	if !st.Failing && st.Attempts > 0 && !st.NextAttempt.IsZero() {
+		items = append(items, "next="+st.NextAttempt.UTC().Format(time.RFC3339))
+	}
+	if st.Failing {
+		items = append(items, "failing")
+	}
+	if st.LastError != "" { // last: its text may hold semicolons
+		items = append(items, "error="+strconv.QuoteToASCII(st.LastError))
+	}
+	p.ResponseHeader.Set(PushDeliveryHeader, strings.Join(items, "; "))
+	p.ResponseHeader.Add("A2A-Extensions", PushDeliveryExtension)
 }
 
 // pushTokenKind marks page tokens of push config lists, which are bound to

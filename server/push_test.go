@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -496,5 +497,34 @@ func TestPushConfigCapConcurrent(t *testing.T) {
 	}
 	if n := len(res.Configs); n != server.MaxPushConfigsPerTask || int(ok.Load()) != n {
 		t.Errorf("%d configs stored, %d creates succeeded; want %d of each", n, ok.Load(), server.MaxPushConfigsPerTask)
+	}
+}
+
+func TestPushDeliveryHeader(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, nil, scripted)
+	ctx := v1(testCtx(t))
+	task := sendTask(t, h, ctx, newRequest("input"))
+	c, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: task.ID, URL: "https://example.com/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(extensions ...string) http.Header {
+		hdr := http.Header{}
+		ctx := server.WithServiceParams(testCtx(t), server.ServiceParams{Version: a2a.ProtocolVersion, Extensions: extensions, ResponseHeader: hdr})
+		if _, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: c.ID}); err != nil {
+			t.Fatal(err)
+		}
+		return hdr
+	}
+	if hdr := get(); len(hdr) != 0 {
+		t.Errorf("without the extension the answer has headers %v", hdr)
+	}
+	hdr := get("https://other.example/ext", server.PushDeliveryExtension)
+	if got, want := hdr.Get(server.PushDeliveryHeader), "delivered=2; attempts=0"; got != want {
+		t.Errorf("%s = %q, want %q (a new config starts at the task's last event)", server.PushDeliveryHeader, got, want)
+	}
+	if got := hdr.Get("A2A-Extensions"); got != server.PushDeliveryExtension {
+		t.Errorf("A2A-Extensions = %q, want the extension echoed", got)
 	}
 }

@@ -4,8 +4,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/client"
+	"github.com/goa2a/a2a/server"
 )
 
 // pushCommands are the subcommands of a2a push.
@@ -38,18 +43,26 @@ var pushCommands = map[string]*command{
 		},
 	},
 	"get": {
-		name: "push get", args: "URL TASK_ID CONFIG_ID", about: "show a webhook config", want: 3,
+		name: "push get", args: "URL TASK_ID CONFIG_ID", about: "show a webhook config and, from a goa2a server, how its delivery stands", want: 3,
 		setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error {
 			return func(e *env, cf *clientFlags, pos []string) error {
-				c, err := cf.connect(e, pos[0])
+				c, err := cf.connect(e, pos[0], client.WithExtensions(server.PushDeliveryExtension))
 				if err != nil {
 					return err
 				}
-				out, err := c.GetTaskPushNotificationConfig(e.ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: pos[1], ID: pos[2]})
+				var hdr http.Header
+				ctx := client.WithResponseHeader(e.ctx, &hdr)
+				out, err := c.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: pos[1], ID: pos[2]})
 				if err != nil {
 					return err
 				}
-				return e.showConfigs(cf, out)
+				if err := e.showConfigs(cf, out); err != nil {
+					return err
+				}
+				if d := hdr.Get(server.PushDeliveryHeader); d != "" && !cf.json {
+					fmt.Fprintf(e.stdout, "  delivery  %s\n", describeDelivery(d))
+				}
+				return nil
 			}
 		},
 	},
@@ -118,4 +131,59 @@ func printConfig(w io.Writer, c *a2a.TaskPushNotificationConfig) {
 		extra += "  auth " + a.Scheme
 	}
 	fmt.Fprintf(w, "webhook %s  task %s  -> %s%s\n", c.ID, c.TaskID, c.URL, extra)
+}
+
+// describeDelivery turns the server's delivery header into a sentence:
+// "up to date through event 12", "retrying event 13 (2 failed attempts,
+// next at ...): webhook answered 503 ...", "FAILING at event 13 after 10
+// attempts: ...; register the config again (push create --id ...) to
+// resume".
+func describeDelivery(v string) string {
+	var delivered int64
+	attempts := 0
+	var next, why string
+	failing := false
+	if i := strings.Index(v, "error="); i >= 0 {
+		// Last, and its quoted text may hold semicolons.
+		if u, err := strconv.Unquote(v[i+len("error="):]); err == nil {
+			why = u
+		} else {
+			why = v[i+len("error="):]
+		}
+		v = v[:i]
+	}
+	for item := range strings.SplitSeq(v, ";") {
+		k, val, _ := strings.Cut(strings.TrimSpace(item), "=")
+		switch k {
+		case "delivered":
+			delivered, _ = strconv.ParseInt(val, 10, 64)
+		case "attempts":
+			attempts, _ = strconv.Atoi(val)
+		case "next":
+			next = val
+		case "failing":
+			failing = true
+		}
+	}
+	at := strconv.FormatInt(delivered+1, 10)
+	switch {
+	case failing:
+		s := "FAILING at event " + at + " after " + plural(attempts, "attempt")
+		if why != "" {
+			s += ": " + why
+		}
+		return s + "; register the config again with the same id to resume"
+	case attempts > 0:
+		s := "retrying event " + at + " (" + plural(attempts, "failed attempt")
+		if next != "" {
+			s += ", next at " + next
+		}
+		s += ")"
+		if why != "" {
+			s += ": " + why
+		}
+		return s
+	default:
+		return "ok, delivered through event " + strconv.FormatInt(delivered, 10) + " of the task's log"
+	}
 }

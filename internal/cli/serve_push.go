@@ -16,6 +16,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/push"
+	"github.com/goa2a/a2a/server"
 )
 
 // pushSettings are the flags of webhook delivery (push notifications).
@@ -84,16 +85,18 @@ type pushRun struct {
 	done   sync.WaitGroup
 }
 
-// setupPush declares push in the card and makes the deliverer; nil with
-// --push=false.
-func (s *serveRun) setupPush(card *a2a.AgentCard) error {
-	g := &s.cfg.pushSettings
-	if !g.push {
+// setupPush declares push in the card (or, with --push=false, takes it
+// out), with the extension that lets a2a push get show delivery state.
+func (s *serveRun) setupPush(card *a2a.AgentCard) {
+	if !s.cfg.pushSettings.push {
 		card.Capabilities.PushNotifications = nil
-		return nil
+		return
 	}
 	card.Capabilities.PushNotifications = a2a.Ptr(true)
-	return nil
+	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
+		URI:         server.PushDeliveryExtension,
+		Description: "declare it on GetTaskPushNotificationConfig to get the webhook's delivery state in the " + server.PushDeliveryHeader + " response header",
+	})
 }
 
 // newDeliverer makes the deliverer once the store is open.

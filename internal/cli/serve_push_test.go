@@ -63,6 +63,9 @@ func TestServePushToListen(t *testing.T) {
 	if e := errOut.String(); strings.Contains(e, "refused") {
 		t.Errorf("push listen refused notifications:\n%s", e)
 	}
+	if got := pushGet(t, ts, task.ID); !strings.Contains(got, "delivery  ok, delivered through event") {
+		t.Errorf("a2a push get:\n%s", got)
+	}
 	if m := ts.metrics(t); m[`a2a_push_deliveries_total{outcome="ok"}`] != float64(len(states)+artifacts) {
 		t.Errorf("metrics count %v deliveries, want %d", m[`a2a_push_deliveries_total{outcome="ok"}`], len(states)+artifacts)
 	}
@@ -77,12 +80,20 @@ func TestServePushRefusesLoopbackByDefault(t *testing.T) {
 	c := ts.client(t, a2a.BindingHTTPJSON)
 	req := textRequest("Run the unit tests for payments-api at commit a41d7c3")
 	req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{URL: hookURL, Token: "t"}}
-	if _, err := c.SendMessage(t.Context(), req); err != nil {
+	res, err := c.SendMessage(t.Context(), req)
+	if err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the failing config in the metrics", func() bool {
 		return ts.metrics(t)[`a2a_push_deliveries_total{outcome="failing"}`] == 1
 	})
+	// a2a push get shows why.
+	taskID := res.Result.(*a2a.Task).ID
+	got := pushGet(t, ts, taskID)
+	if !strings.Contains(got, "delivery  FAILING at event 2 after 1 attempt: webhook address 127.0.0.1 is loopback") ||
+		!strings.Contains(got, "register the config again") {
+		t.Errorf("a2a push get:\n%s", got)
+	}
 	if strings.Contains(out.String(), "push for task") {
 		t.Errorf("the refused webhook was called:\n%s", out.String())
 	}
@@ -91,3 +102,32 @@ func TestServePushRefusesLoopbackByDefault(t *testing.T) {
 	}
 }
 
+// pushGet runs a2a push get on the only config of a task and returns what
+// it printed.
+func pushGet(t *testing.T, ts *testServe, taskID string) string {
+	t.Helper()
+	c := ts.client(t, a2a.BindingJSONRPC)
+	list, err := c.ListTaskPushNotificationConfigs(t.Context(), &a2a.ListTaskPushNotificationConfigsRequest{TaskID: taskID})
+	if err != nil || len(list.Configs) != 1 {
+		t.Fatalf("listing the configs of %s: %v %+v", taskID, err, list)
+	}
+	var out, errOut syncBuffer
+	if code := Main(t.Context(), []string{"push", "get", ts.base, taskID, list.Configs[0].ID}, &out, &errOut); code != ExitOK {
+		t.Fatalf("a2a push get: exit %d: %s", code, errOut.String())
+	}
+	return out.String()
+}
+
+func TestDescribeDelivery(t *testing.T) {
+	for _, tc := range []struct{ header, want string }{
+		{"delivered=7; attempts=0", "ok, delivered through event 7 of the task's log"},
+		{`delivered=3; attempts=2; next=2026-12-01T10:00:00Z; error="webhook answered 503 Service Unavailable; busy"`,
+			"retrying event 4 (2 failed attempts, next at 2026-12-01T10:00:00Z): webhook answered 503 Service Unavailable; busy"},
+		{`delivered=3; attempts=10; failing; error="webhook answered 404 Not Found"`,
+			"FAILING at event 4 after 10 attempts: webhook answered 404 Not Found; register the config again with the same id to resume"},
+	} {
+		if got := describeDelivery(tc.header); got != tc.want {
+			t.Errorf("describeDelivery(%q)\n got %q\nwant %q", tc.header, got, tc.want)
+		}
+	}
+}

@@ -96,8 +96,9 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		j.writeError(w, http.StatusOK, id, perr)
 		return
 	}
-	ctx := server.WithServiceParams(r.Context(), wire.Params(r))
-	j.dispatch(ctx, w, env)
+	p := wire.Params(r)
+	p.ResponseHeader = w.Header()
+	j.dispatch(server.WithServiceParams(r.Context(), p), w, env)
 }
 
 // parseEnvelope checks the JSON-RPC envelope: one object (batches are not

@@ -73,8 +73,9 @@ func (rh *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"method "+r.Method+" is not allowed on "+info.template+"; use "+info.allow))
 		return
 	}
-	ctx := server.WithServiceParams(r.Context(), wire.Params(r))
-	rh.dispatch(ctx, w, r, rt, o)
+	p := wire.Params(r)
+	p.ResponseHeader = w.Header()
+	rh.dispatch(server.WithServiceParams(r.Context(), p), w, r, rt, o)
 }
 
 func (rh *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.Request, rt route, o op) {

@@ -168,6 +168,8 @@ type sendFlags struct {
 	stream    bool
 	async     bool
 	history   int
+	webhook   string
+	hookToken string
 }
 
 var sendCommand = &command{
@@ -181,6 +183,9 @@ var sendCommand = &command{
 		fs.BoolVar(&o.stream, "stream", false, "stream the task's progress as it happens")
 		fs.BoolVar(&o.async, "async", false, "return as soon as the task exists (returnImmediately)")
 		fs.IntVar(&o.history, "history", -1, "return at most N history messages (default: the server's)")
+		fs.StringVar(&o.webhook, "webhook", "", "have the agent POST the task's updates to this `URL` (a push notification config sent with\n"+
+			"the message; a2a push listen prints what arrives)")
+		fs.StringVar(&o.hookToken, "webhook-token", "", "with --webhook, the token the agent sends with each notification")
 		return o.run
 	},
 }
@@ -196,6 +201,11 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 	req := &a2a.SendMessageRequest{Message: msg, Configuration: &a2a.SendMessageConfiguration{ReturnImmediately: o.async}}
 	if o.history >= 0 {
 		req.Configuration.HistoryLength = a2a.Ptr(int32(o.history))
+	}
+	if o.webhook != "" {
+		req.Configuration.TaskPushNotificationConfig = &a2a.TaskPushNotificationConfig{URL: o.webhook, Token: o.hookToken}
+	} else if o.hookToken != "" {
+		return usageError("--webhook-token needs --webhook")
 	}
 	c, err := cf.connect(e, pos[0])
 	if err != nil {

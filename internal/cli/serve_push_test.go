@@ -77,12 +77,15 @@ func TestServePushToListen(t *testing.T) {
 func TestServePushRefusesLoopbackByDefault(t *testing.T) {
 	ts := startServe(t, "--agent", "test-runner", "--store", "memory")
 	hookURL, out, _, _ := startListen(t, "--token", "t")
-	c := ts.client(t, a2a.BindingHTTPJSON)
-	req := textRequest("Run the unit tests for payments-api at commit a41d7c3")
-	req.Configuration = &a2a.SendMessageConfiguration{TaskPushNotificationConfig: &a2a.TaskPushNotificationConfig{URL: hookURL, Token: "t"}}
-	res, err := c.SendMessage(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
+	// a2a send --webhook registers the config with the message.
+	var sent, sendErr syncBuffer
+	if code := Main(t.Context(), []string{"send", "--json", "--binding", "rest", "--webhook", hookURL, "--webhook-token", "t",
+		ts.base, "Run the unit tests for payments-api at commit a41d7c3"}, &sent, &sendErr); code != ExitOK {
+		t.Fatalf("a2a send: exit %d: %s", code, sendErr.String())
+	}
+	var res a2a.SendMessageResponse
+	if err := json.Unmarshal([]byte(sent.String()), &res); err != nil {
+		t.Fatalf("a2a send --json printed %q: %v", sent.String(), err)
 	}
 	waitFor(t, "the failing config in the metrics", func() bool {
 		return ts.metrics(t)[`a2a_push_deliveries_total{outcome="failing"}`] == 1

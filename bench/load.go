@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,8 @@ type result struct {
 	TotalSent   int64   `json:"total_sent"`     // every request, warmup and tail included
 	TasksStored int     `json:"tasks_stored,omitempty"`
 	HeapMiB     float64 `json:"heap_inuse_mib_after"`
+	// Push is what the webhook receiver saw, for the push target only.
+	Push *pushResult `json:"push,omitempty"`
 }
 
 // worker is one closed-loop client: it sends the next request as soon as
@@ -62,6 +65,9 @@ type worker struct {
 	tmpl   *http.Request // copied for every request; Header is shared, read-only
 	cfg    *loadConfig
 	text   []byte // cfg.text as a JSON string
+	art    string // the artifact text the response must hold
+	params []byte // more members of the params object, each after a comma
+	after  func(ctx context.Context, body []byte) error
 
 	body    []byte
 	reader  bodyReader
@@ -94,11 +100,12 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 
 func (r *bodyReader) Close() error { return nil }
 
-func newWorker(ctx context.Context, id int, client *http.Client, u *url.URL, cfg *loadConfig) (*worker, error) {
+func newWorker(ctx context.Context, id int, client *http.Client, u *url.URL, cfg *loadConfig, ts *testServer) (*worker, error) {
 	text, _ := json.Marshal(cfg.text)
 	echoArt, _ := json.Marshal("echo: " + cfg.text)
 	w := &worker{
 		id: id, client: client, cfg: cfg, text: text, echoArt: echoArt,
+		art: cmp.Or(ts.art, "echo: "+cfg.text), params: ts.params, after: ts.after,
 		lat: make([]time.Duration, 0, 1<<14),
 	}
 	tmpl, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
@@ -133,7 +140,9 @@ func (w *worker) build() {
 	b = append(b, id...)
 	b = append(b, `","role":"ROLE_USER","parts":[{"text":`...)
 	b = append(b, w.text...)
-	b = append(b, `}]}}}`...)
+	b = append(b, `}]}`...)
+	b = append(b, w.params...)
+	b = append(b, `}}`...)
 	w.body = b
 }
 
@@ -215,8 +224,8 @@ func (w *worker) checkFull(body []byte) error {
 		return fmt.Errorf("result is %T, not a task", res.Result.Result)
 	case t.Status.State != a2a.TaskStateCompleted:
 		return fmt.Errorf("task state %v, want completed", t.Status.State)
-	case len(t.Artifacts) != 1 || t.Artifacts[0].Text() != "echo: "+w.cfg.text:
-		return fmt.Errorf("artifacts %+v, want one with %q", t.Artifacts, "echo: "+w.cfg.text)
+	case len(t.Artifacts) != 1 || t.Artifacts[0].Text() != w.art:
+		return fmt.Errorf("artifacts %+v, want one with %q", t.Artifacts, w.art)
 	case len(t.History) == 0 || t.History[0].MessageID != string(w.idBuf):
 		return fmt.Errorf("history does not start with the user message %s", w.idBuf)
 	}
@@ -235,6 +244,11 @@ func (w *worker) run(ctx context.Context, start, end time.Time) {
 		full := t0.Before(start) || w.seq%1024 == 0
 		err := w.do(full)
 		t1 := time.Now()
+		if err == nil && w.after != nil {
+			// Not part of the request's latency; it holds the client
+			// back like a slow response would.
+			err = w.after(ctx, w.resp.Bytes())
+		}
 		if err != nil {
 			w.errors++
 			if w.firstErr == nil {
@@ -280,9 +294,12 @@ func drive(ts *testServer, cfg *loadConfig) (result, error) {
 	workers := make([]*worker, cfg.concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
-		if workers[i], err = newWorker(ctx, i, client, u, cfg); err != nil {
+		if workers[i], err = newWorker(ctx, i, client, u, cfg, ts); err != nil {
 			return result{}, err
 		}
+	}
+	if ts.window != nil {
+		ts.window(start, end)
 	}
 	for _, w := range workers {
 		wg.Go(func() { w.run(ctx, start, end) })
@@ -302,6 +319,13 @@ func drive(ts *testServer, cfg *loadConfig) (result, error) {
 	wg.Wait()
 	watchdog.Stop()
 	res := result{Target: ts.name, Seconds: cfg.duration.Seconds(), LoadAvg: loadAvg}
+	if ts.finish != nil {
+		// Before the counts below: it may wait for the server to finish
+		// work the load left behind.
+		if err := ts.finish(&res, cpu1-cpu0); err != nil {
+			return res, err
+		}
+	}
 	var lat []time.Duration
 	for _, w := range workers {
 		lat = append(lat, w.lat...)

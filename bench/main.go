@@ -22,6 +22,13 @@
 // each task once it is terminal: the difference to goa2a is what keeping
 // every task in the default memory store costs (mostly garbage collection).
 //
+// The goa2a-push target measures webhook delivery (push.Deliverer) to a
+// receiver in this process, against goa2a-chunks, the same agent without
+// push; -push drives the two (see bench/push.go):
+//
+//	go run ./bench -push -rounds 3    # = -targets goa2a-chunks,goa2a-push
+//	go run ./bench -push -chunks 2 -pushwait=false
+//
 // The output starts with the Go version, GOMAXPROCS, CPU model and date so
 // it can be pasted as is into docs/performance.md.
 package main
@@ -91,20 +98,27 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "warmup per target, not measured")
 		rounds      = flag.Int("rounds", 1, "run every target this many times, alternating, with fresh servers each round; the summary takes the median")
 		asJSON      = flag.Bool("json", false, "print a JSON report instead of a table")
-		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres")
+		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks, goa2a-push")
+		pushMode    = flag.Bool("push", false, "measure webhook delivery: drive goa2a-chunks and goa2a-push (overrides -targets)")
 		text        = flag.String("text", "hello, agent", "text of every message")
 		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator) to `file`")
 		memprofile  = flag.String("memprofile", "", "write an allocation profile of the whole process to `file` at the end")
 	)
+	flag.IntVar(&pushChunks, "chunks", pushChunks, "artifact chunks per task of goa2a-chunks and goa2a-push")
+	flag.BoolVar(&pushWait, "pushwait", pushWait, "goa2a-push: each client waits for its task's last notification before its next message")
 	flag.StringVar(&postgresDSN, "postgres", postgresDSN, "PostgreSQL `DSN` of the goa2a-postgres target (a fresh schema is made and dropped)")
 	flag.Parse()
-	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -c and -rounds must be at least 1, -d positive and -warmup not negative")
+	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 || pushChunks < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -c, -rounds and -chunks must be at least 1, -d positive and -warmup not negative")
 		os.Exit(2)
 	}
 	opts := options{
 		concurrency: *concurrency, duration: *duration, warmup: *warmup, rounds: *rounds,
 		asJSON: *asJSON, text: *text, cpuprofile: *cpuprofile, memprofile: *memprofile,
+	}
+	benchText = *text
+	if *pushMode {
+		*targets = "goa2a-chunks,goa2a-push"
 	}
 	for name := range strings.SplitSeq(*targets, ",") {
 		opts.targets = append(opts.targets, strings.TrimSpace(name))
@@ -131,12 +145,14 @@ var starts = map[string]func() (*testServer, error){
 	"goa2a-forget":   startGoa2aForget,
 	"goa2a-sqlite":   startGoa2aSQLite,
 	"goa2a-postgres": startGoa2aPostgres,
+	"goa2a-chunks":   startGoa2aChunks,
+	"goa2a-push":     startGoa2aPush,
 }
 
 func run(o options) error {
 	for _, name := range o.targets {
 		if _, ok := starts[name]; !ok {
-			return fmt.Errorf("unknown target %q (want bare, goa2a, goa2a-forget, goa2a-sqlite or goa2a-postgres)", name)
+			return fmt.Errorf("unknown target %q (want bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks or goa2a-push)", name)
 		}
 	}
 	rep := report{
@@ -190,7 +206,7 @@ func run(o options) error {
 			return err
 		}
 		for _, res := range results {
-			if res.Errors > 0 {
+			if res.Errors > 0 || (res.Push != nil && !res.Push.clean()) {
 				failed = true
 			}
 		}
@@ -213,7 +229,7 @@ func run(o options) error {
 		printResults(out, &rep)
 	}
 	if failed {
-		return fmt.Errorf("some requests failed; the numbers above do not count")
+		return fmt.Errorf("some requests failed or notifications went wrong; the numbers above do not count")
 	}
 	return nil
 }
@@ -364,6 +380,7 @@ func printResults(w io.Writer, rep *report) {
 	fmt.Fprintln(w, " cpu, allocs and bytes per request are for the whole process: server plus load generator;")
 	fmt.Fprintln(w, " cpu use: process CPU time over the window's wall time x GOMAXPROCS; well under 100%")
 	fmt.Fprintln(w, " means something else on the machine took CPU, and that round's numbers are suspect)")
+	printPush(w, rep)
 	fmt.Fprintln(w)
 	for _, r := range rep.Results {
 		if r.Target != "bare" {

@@ -26,6 +26,19 @@ type testServer struct {
 	srv   *http.Server
 	a2a   *server.Handler // nil for bare
 	close func(context.Context) error
+
+	// Set by targets whose load or checks differ from the echo agent's
+	// (bench/push.go); zero for the others.
+	art    string // the artifact text of each response; "" for "echo: <text>"
+	params []byte // more members of each SendMessage's params, after a comma
+	// after is called by a client after each checked response, with its
+	// body, before the client's next request.
+	after func(ctx context.Context, body []byte) error
+	// window is told the measured window before the load starts.
+	window func(start, end time.Time)
+	// finish completes the result after the load stopped; cpu is the
+	// process CPU time of the measured window.
+	finish func(res *result, cpu time.Duration) error
 }
 
 // listen opens a loopback listener on a free port. The servers never listen
@@ -60,19 +73,21 @@ func startBare() (*testServer, error) {
 
 // startGoa2a serves the echo agent through our stack: server.Handler with
 // its default in-memory store behind the JSON-RPC binding.
-func startGoa2a() (*testServer, error) { return startStack("goa2a") }
+func startGoa2a() (*testServer, error) { return startStack("goa2a", echo.Agent{}) }
 
 // startGoa2aForget is startGoa2a with the diagnostic forgetStore.
 func startGoa2aForget() (*testServer, error) {
-	return startStack("goa2a-forget", server.WithStore(newForgetStore()))
+	return startStack("goa2a-forget", echo.Agent{}, server.WithStore(newForgetStore()))
 }
 
-func startStack(name string, opts ...server.Option) (*testServer, error) {
+// startStack serves agent through server.Handler behind the JSON-RPC
+// binding, with the echo agent's card.
+func startStack(name string, agent server.Agent, opts ...server.Option) (*testServer, error) {
 	ln, base, err := listen()
 	if err != nil {
 		return nil, err
 	}
-	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+"/a2a/rest"), echo.Agent{}, opts...)
+	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+"/a2a/rest"), agent, opts...)
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/store"
 	"github.com/goa2a/a2a/store/postgres"
@@ -66,7 +67,7 @@ func startGoa2aPostgres() (*testServer, error) {
 // startDurable serves the echo agent on st; release runs after the server
 // and the Handler are closed.
 func startDurable(name string, st store.Store, release func() error) (*testServer, error) {
-	ts, err := startStack(name, server.WithStore(st))
+	ts, err := startStack(name, echo.Agent{}, server.WithStore(st))
 	if err != nil {
 		release()
 		return nil, err

@@ -96,6 +96,7 @@ type Deliverer struct {
 	poll        time.Duration
 	lease       time.Duration
 	onResult    func(Result)
+	afterWork   time.Duration
 
 	wake chan struct{}
 	slot chan struct{} // a token per free worker
@@ -122,7 +123,8 @@ type configKey struct {
 type flight struct {
 	deleted bool
 	sending bool
-	idle    *sync.Cond // signalled when sending becomes false
+	next    *store.PushJob // a claim made while the worker was finishing
+	idle    *sync.Cond     // signalled when sending becomes false
 }
 
 // Result is the outcome of one webhook call, as [WithResultHook] reports
@@ -388,9 +390,12 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 		<-d.slot
 		k := configKey{j.Scope, j.Config.TaskID, j.Config.ID}
 		d.mu.Lock()
-		if d.flights[k] != nil {
-			// Still being worked on here: its claim had lapsed. Leave it
-			// to the worker that has it.
+		if f := d.flights[k]; f != nil {
+			// Its worker here is finishing (it released the config, or
+			// its claim lapsed): it takes this claim on when done, rather
+			// than leave the config claimed by nobody until the lease
+			// ends.
+			f.next = &j
 			d.mu.Unlock()
 			d.slot <- struct{}{}
 			continue
@@ -401,10 +406,28 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.work(ctx, k, f, j)
-			d.mu.Lock()
-			delete(d.flights, k)
-			d.mu.Unlock()
+			for {
+				d.work(ctx, k, f, j)
+				if d.afterWork > 0 {
+					time.Sleep(d.afterWork) // a test's hook (export_test.go)
+				}
+				d.mu.Lock()
+				next := f.next
+				f.next = nil
+				if next == nil || f.deleted || ctx.Err() != nil {
+					delete(d.flights, k)
+					d.mu.Unlock()
+					if next != nil && !f.deleted {
+						// Stopping: free that claim for whoever comes next.
+						st := next.State
+						st.NextAttempt = time.Time{}
+						d.q.SetPushState(context.WithoutCancel(ctx), k.scope, k.taskID, k.id, st.Delivered, st)
+					}
+					break
+				}
+				d.mu.Unlock()
+				j = *next
+			}
 			d.slot <- struct{}{}
 			d.kick()
 		}()

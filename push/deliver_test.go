@@ -701,3 +701,36 @@ func TestSlowWebhookDoesNotDelayStream(t *testing.T) {
 
 // Compile-time check that the Deliverer is what a Handler wants.
 var _ server.Pusher = (*push.Deliverer)(nil)
+
+// TestDeliverClaimWhileFinishing: an event appended just as the worker of
+// its config finishes is claimed while that worker is still known; it is
+// delivered at once, not after the claim's lease.
+func TestDeliverClaimWhileFinishing(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	r := newRig(t, st, newGated(3), push.WithLease(time.Minute), push.WithAfterWorkDelay(300*time.Millisecond))
+	k := newHook(t, nil)
+	taskID := r.start(t, &a2a.TaskPushNotificationConfig{ID: "c", URL: k.url()})
+	for n := 1; n <= r.agent.updates(); n++ {
+		r.agent.allow(1)
+		k.waitFor(t, n) // within e2eTimeout, far below the lease
+		// Wait until the worker has released the config (it then pauses
+		// before forgetting it), so that the next event comes in that
+		// window.
+		deadline := time.Now().Add(e2eTimeout)
+		for {
+			s, err := st.PushState(context.Background(), store.Scope{}, taskID, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Delivered > 0 && (s.NextAttempt.IsZero() || s.NextAttempt.Year() == 9999) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker never released the config: %+v", s)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitState(t, r, taskID, a2a.TaskStateCompleted)
+}

@@ -202,7 +202,7 @@ func NewGuard(opts ...GuardOption) (*Guard, error) {
 		TLSClientConfig:        g.tlsConfig,
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConnsPerHost:    DefaultWorkers, // a busy receiver gets one call per worker at once
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    g.timeout,
 		ResponseHeaderTimeout:  g.timeout,

@@ -14,7 +14,9 @@ import (
 	"strings"
 )
 
-// Exchange is one recorded request and its response.
+// Exchange is one recorded request and its response. A request that the
+// client received (a webhook, "### webhook 1 · received by the client")
+// has no response: Status is 0.
 type Exchange struct {
 	Title   string
 	Method  string
@@ -69,7 +71,8 @@ func Load(name string) ([]Exchange, error) {
 	return Parse(string(b))
 }
 
-// Parse splits a capture file into exchanges.
+// Parse splits a capture file into exchanges. A section with no response
+// is a request the client received, such as a webhook.
 func Parse(text string) ([]Exchange, error) {
 	var out []Exchange
 	sections := strings.Split("\n"+text, "\n### ")
@@ -86,11 +89,10 @@ func Parse(text string) ([]Exchange, error) {
 
 func parseExchange(title, text string) (Exchange, error) {
 	ex := Exchange{Title: title, Header: http.Header{}, RHeader: http.Header{}}
-	i := strings.Index(text, "\nHTTP/1.1 ")
-	if i < 0 {
-		return ex, fmt.Errorf("no response")
+	reqText, respText := text, ""
+	if i := strings.Index(text, "\nHTTP/1.1 "); i >= 0 {
+		reqText, respText = text[:i], text[i+1:]
 	}
-	reqText, respText := text[:i], text[i+1:]
 	sc := bufio.NewScanner(strings.NewReader(reqText))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	if !sc.Scan() {
@@ -116,6 +118,9 @@ func parseExchange(title, text string) (Exchange, error) {
 	}
 	ex.Body = strings.TrimSpace(body.String())
 	ex.Host = ex.Header.Get("Host")
+	if respText == "" {
+		return ex, nil // received, not sent: no response recorded
+	}
 
 	statusLine, respRest, _ := strings.Cut(respText, "\n")
 	f := strings.Fields(statusLine)

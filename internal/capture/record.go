@@ -132,6 +132,36 @@ func (rec *Recorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// ReceivedHeaders are the headers Received writes, in this order when
+// present: the three the kit's webhook sections show, then the token
+// header of A2A v1.0, the event id and the signature that our deliverer
+// (package push) adds.
+var ReceivedHeaders = []string{"Content-Type", "Authorization", "X-A2A-Notification-Token", "A2A-Notification-Token", "A2A-Push-Event-Id", "A2A-Push-Signature"}
+
+// Received writes a request the client received rather than sent, such
+// as a webhook call, under "### heading" as the kit writes its "webhook N
+// · received by the client" sections: the request line, the
+// ReceivedHeaders it has, and its body pretty-printed; no Host and no
+// response.
+func (rec *Recorder) Received(heading string, r *http.Request, body []byte) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "### %s\n%s %s HTTP/1.1\n", heading, r.Method, r.URL.RequestURI())
+	for _, k := range ReceivedHeaders {
+		if v := r.Header.Get(k); v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+		}
+	}
+	if len(body) > 0 {
+		b.WriteString("\n")
+		b.Write(Pretty(body))
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.out.Write(b.Bytes())
+}
+
 // Note writes a comment line, such as "# The operator approves the
 // deploy, outside A2A.", before the next exchange.
 func (rec *Recorder) Note(text string) {

@@ -80,3 +80,39 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", got, wantEv)
 	}
 }
+
+// A received request (a webhook) is written as the kit writes its webhook
+// sections, with no Host and no response, and parses back with Status 0
+// beside an exchange that has one.
+func TestRecorderReceived(t *testing.T) {
+	rec := &Recorder{}
+	r, _ := http.NewRequest("POST", "http://127.0.0.1:1/a2a-events", nil)
+	r.Header.Set("Authorization", "Bearer s")
+	r.Header.Set("Content-Type", "application/a2a+json")
+	r.Header.Set("X-A2A-Notification-Token", "t")
+	r.Header.Set("A2A-Push-Event-Id", "task:2")
+	r.Header.Set("User-Agent", "not recorded")
+	rec.Received("webhook 1 · received by the client", r, []byte(`{"b":{"c":1}}`))
+	want := "### webhook 1 · received by the client\nPOST /a2a-events HTTP/1.1\n" +
+		"Content-Type: application/a2a+json\nAuthorization: Bearer s\nX-A2A-Notification-Token: t\nA2A-Push-Event-Id: task:2\n\n" +
+		"{\n  \"b\": {\n    \"c\": 1\n  }\n}\n"
+	got := string(rec.HTTP())
+	if got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	exs, err := Parse("### 1 · call\nGET / HTTP/1.1\nHost: h\n\nHTTP/1.1 200 OK\nContent-Type: application/json\n\n{}\n\n" + got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exs) != 2 {
+		t.Fatalf("%d sections, want 2", len(exs))
+	}
+	if e := exs[0]; e.Status != 200 || e.RBody != "{}" {
+		t.Errorf("exchange: status %d body %q", e.Status, e.RBody)
+	}
+	e := exs[1]
+	if e.Title != "webhook 1 · received by the client" || e.Method != "POST" || e.Path != "/a2a-events" || e.Host != "" || e.Status != 0 ||
+		e.Header.Get("X-A2A-Notification-Token") != "t" || e.Header.Get("A2A-Push-Event-Id") != "task:2" || e.Body != "{\n  \"b\": {\n    \"c\": 1\n  }\n}" {
+		t.Errorf("received: %+v", e)
+	}
+}

@@ -23,9 +23,11 @@ import (
 	"github.com/goa2a/a2a/kit/planner"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
+	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/memory"
 )
 
 // kitPort is the port of the A2A 101 kit's first agent, the test-runner;
@@ -238,7 +240,15 @@ type kitServer struct {
 	auth bool   // guarded by a bearer token
 	srv  *http.Server
 	h    *server.Handler
+	// stopPush stops the agent's webhook deliverer; nil when its card
+	// declares no push notifications.
+	stopPush context.CancelFunc
 }
+
+// kitPushHosts are the webhook hosts the kit's agents may call: the demo
+// runs everything on this machine, so loopback by these names only; any
+// other loopback, private or internal address is refused (push.Guard).
+var kitPushHosts = []string{"127.0.0.1", "localhost"}
 
 // runningKit is the three agents, serving.
 type runningKit struct {
@@ -284,16 +294,18 @@ func startKit(o kitOptions) (*runningKit, error) {
 	makers := []struct {
 		name string
 		auth bool
-		make func(base string) (http.Handler, *server.Handler, error)
+		make func(base string) (http.Handler, *server.Handler, *push.Deliverer, error)
 	}{
-		{"test-runner", false, func(base string) (http.Handler, *server.Handler, error) {
-			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay, Pace: o.pace}, opts("test-runner"))
+		{"test-runner", false, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
+			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay, Pace: o.pace}, k.stores["test-runner"], opts("test-runner"))
 		}},
-		{"code-reviewer", false, func(base string) (http.Handler, *server.Handler, error) {
-			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, opts("code-reviewer"))
+		{"code-reviewer", false, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
+			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, k.stores["code-reviewer"], opts("code-reviewer"))
 		}},
-		{"deployer", true, func(base string) (http.Handler, *server.Handler, error) {
-			return deployer.NewServerWithSigner(base, o.token, o.cardSigner, opts("deployer")...)
+		{"deployer", true, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
+			// The deployer's card declares no push notifications.
+			handler, h, err := deployer.NewServerWithSigner(base, o.token, o.cardSigner, opts("deployer")...)
+			return handler, h, nil, err
 		}},
 	}
 	for i, m := range makers {
@@ -306,7 +318,7 @@ func startKit(o kitOptions) (*runningKit, error) {
 		if o.advertise[i] != "" {
 			base = o.advertise[i]
 		}
-		handler, h, err := m.make(base)
+		handler, h, d, err := m.make(base)
 		if err != nil {
 			ln.Close()
 			_ = k.close(context.Background())
@@ -318,6 +330,11 @@ func startKit(o kitOptions) (*runningKit, error) {
 			ErrorLog:          slog.NewLogLogger(slog.DiscardHandler, slog.LevelError),
 		}}
 		k.servers = append(k.servers, s)
+		if d != nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			s.stopPush = cancel
+			k.wg.Go(func() { _ = d.Run(ctx) }) // returns ctx's error, at close
+		}
 		k.wg.Go(func() {
 			if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 				k.errs <- fmt.Errorf("%s: %w", s.name, err)
@@ -328,28 +345,51 @@ func startKit(o kitOptions) (*runningKit, error) {
 }
 
 // serveKitAgent wires an agent of package kit/... on the conventional
-// paths of a server at base.
-func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.AgentCard, agent server.Agent, opts []server.Option) (http.Handler, *server.Handler, error) {
+// paths of a server at base. st is the agent's store, nil for one in
+// memory; opts already name it. When the card declares push
+// notifications, the agent delivers webhooks: it returns the deliverer,
+// which the caller runs for as long as the agent serves.
+func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.AgentCard, agent server.Agent, st store.Store, opts []server.Option) (http.Handler, *server.Handler, *push.Deliverer, error) {
 	in := a2ahttp.Interfaces(base)
-	h, err := server.NewHandler(card(in[0].URL, in[1].URL), agent, opts...)
+	c := card(in[0].URL, in[1].URL)
+	var d *push.Deliverer
+	if p := c.Capabilities.PushNotifications; p != nil && *p {
+		if st == nil {
+			st = memory.New()
+			opts = append(opts, server.WithStore(st))
+		}
+		g, err := push.NewGuard(push.WithAllow(kitPushHosts...))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if d, err = push.NewDeliverer(st, push.WithGuard(g)); err != nil {
+			return nil, nil, nil, err
+		}
+		opts = append(opts, server.WithPusher(d))
+	}
+	h, err := server.NewHandler(c, agent, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	mux, err := a2ahttp.NewMux(h, a2ahttp.Options{})
 	if err != nil {
 		h.Close(context.Background())
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return mux, h, nil
+	return mux, h, d, nil
 }
 
 // close stops the agents: first the handlers, which cancel running agents
-// and end open streams, then the HTTP servers.
+// and end open streams, then their webhook deliverers, then the HTTP
+// servers.
 func (k *runningKit) close(ctx context.Context) error {
 	var errs []error
 	for _, s := range k.servers {
 		if err := s.h.Close(ctx); err != nil {
 			errs = append(errs, err)
+		}
+		if s.stopPush != nil {
+			s.stopPush()
 		}
 		if err := s.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, err)

@@ -2,11 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +26,10 @@ import (
 // to the three agents running with the kit's clock and seeded ids, through
 // the recorder. 04, 07, 10 and 14 depend on where a running task is when
 // the next request comes; steps (below) holds the test-runner at the log
-// line the kit's recording shows. Not yet: 15 needs a webhook receiver.
+// line the kit's recording shows. 15 registers a webhook: a receiver of
+// the test's stands for the kit's client, and the notifications it gets
+// are compared with the kit's "webhook N" sections. 17 is not an exchange
+// (the signing steps of the deployer card; see TestCaptureSignedCard).
 var replayed = []string{
 	"01-agent-cards",
 	"02-message-reply",
@@ -36,8 +45,91 @@ var replayed = []string{
 	"12-list-tasks",
 	"13-history",
 	"14-resubscribe",
+	"15-push",
 	"16-rest-binding",
 	"18-extended-card",
+}
+
+// replayDifferences are the known differences (docs/kit-differences.md)
+// the replay must find, no more and no fewer: those of the planner
+// scenario that the kit's requests meet, and those of webhook calls,
+// which the planner scenario has none of. The test-runner's clock, which
+// the replay advances through every scenario as the kit's run does,
+// stamps as the kit's: no clock-offset.
+var replayDifferences = []string{
+	"card-signature",
+	"push-event-id",
+	"push-token-header",
+	"security-requirement-empty-list",
+}
+
+// kitHook is the webhook scenario 15 registers. The replay registers its
+// receiver's URL in its place and writes kitHook back into the recording
+// before comparing, as it keeps the kit's hosts for the agents.
+const kitHook = "http://localhost:41250/a2a-events"
+
+// hookReceiver is the client's webhook endpoint in scenario 15: it keeps
+// every notification and tells when one ends the task.
+type hookReceiver struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	got  []received
+	done chan struct{} // closed by a notification of a terminal state
+}
+
+type received struct {
+	r    *http.Request
+	body []byte
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{done: make(chan struct{})}
+	h.srv = httptest.NewServer(h) // on 127.0.0.1
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+func (h *hookReceiver) url() string { return h.srv.URL + "/a2a-events" }
+
+func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var ev a2a.StreamResponse
+	terminal := false
+	if json.Unmarshal(body, &ev) == nil {
+		if su, ok := ev.Event.(*a2a.TaskStatusUpdateEvent); ok {
+			terminal = su.Status.State.Terminal()
+		}
+	}
+	h.mu.Lock()
+	h.got = append(h.got, received{r: r.Clone(context.Background()), body: body})
+	if terminal {
+		select {
+		case <-h.done:
+		default:
+			close(h.done)
+		}
+	}
+	h.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+// wait returns the notifications received once one ended the task.
+func (h *hookReceiver) wait(t *testing.T) []received {
+	t.Helper()
+	select {
+	case <-h.done:
+	case <-time.After(10 * time.Second):
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		t.Fatalf("no notification of the task's end after 10 s (%d received)", len(h.got))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.got)
 }
 
 // gate holds the test-runner at one log line.
@@ -63,13 +155,15 @@ type replayer struct {
 	hc    *http.Client
 	rec   *capture.Recorder
 	want  []capture.Exchange
+	// urls rewrites the kit's URLs in request bodies into ours.
+	urls *strings.Replacer
 }
 
 // send sends exchange i as recorded, ids translated.
 func (p *replayer) send(i int) *http.Response {
 	p.t.Helper()
 	ex := p.want[i]
-	r, err := http.NewRequest(ex.Method, "http://"+ex.Host+p.learn.Translate(ex.Path), strings.NewReader(p.learn.Translate(ex.Body)))
+	r, err := http.NewRequest(ex.Method, "http://"+ex.Host+p.learn.Translate(ex.Path), strings.NewReader(p.urls.Replace(p.learn.Translate(ex.Body))))
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -161,7 +255,7 @@ func waitTerminal(t *testing.T, k *runningKit, learn *capture.IDs, kitID string)
 
 // steps replays the scenarios whose answers depend on where a task is;
 // the others send their exchanges one after the other.
-func steps(t *testing.T, k *runningKit, g *gate) map[string]func(p *replayer) {
+func steps(t *testing.T, k *runningKit, g *gate, hooks *hookReceiver) map[string]func(p *replayer) {
 	return map[string]func(p *replayer){
 		// Return immediately, look while the log is half written, look
 		// again once the task completed.
@@ -212,6 +306,21 @@ func steps(t *testing.T, k *runningKit, g *gate) map[string]func(p *replayer) {
 			waitTerminal(t, k, p.learn, "25239d4c-798b-4754-be06-d1f94d0645b1")
 			p.do(2)
 		},
+		// SendMessage with a webhook returns at once; List and Get the
+		// config while the task runs. The kit's webhook received every
+		// notification up to the task's completion, which a deleted
+		// config would not get: Delete once the last has arrived. The
+		// kit writes the webhooks after the exchanges.
+		"15-push": func(p *replayer) {
+			for i := range 3 {
+				p.do(i)
+			}
+			got := hooks.wait(t)
+			p.do(3)
+			for i, h := range got {
+				p.rec.Received(fmt.Sprintf("webhook %d · received by the client", i+1), h.r, h.body)
+			}
+		},
 	}
 }
 
@@ -232,7 +341,9 @@ func TestRecordKitScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = k.close(context.Background()) })
-	special := steps(t, k, g)
+	hooks := newHookReceiver(t)
+	urls := strings.NewReplacer(kitHook, hooks.url())
+	special := steps(t, k, g, hooks)
 	dir := t.TempDir()
 	learn := capture.NewIDs() // pairs ids as answers come, to translate later requests
 	learn.LooseTime = true
@@ -249,7 +360,7 @@ func TestRecordKitScenarios(t *testing.T) {
 			titles <- title
 		}
 		rec := &capture.Recorder{Next: k.transport(), Title: func(*http.Request, []byte) string { return <-titles }}
-		p := &replayer{t: t, name: name, learn: learn, hc: &http.Client{Transport: rec}, rec: rec, want: want}
+		p := &replayer{t: t, name: name, learn: learn, hc: &http.Client{Transport: rec}, rec: rec, want: want, urls: urls}
 		if f, ok := special[name]; ok {
 			f(p)
 		} else {
@@ -264,7 +375,9 @@ func TestRecordKitScenarios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := capture.Parse(string(text))
+		// Our webhook URL back to the kit's, as our agents' hosts are
+		// the kit's.
+		got, err := capture.Parse(strings.ReplaceAll(string(text), hooks.url(), kitHook))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,11 +385,160 @@ func TestRecordKitScenarios(t *testing.T) {
 		for _, d := range compareRecording(want, got, found) {
 			t.Errorf("%s: %s", name, d)
 		}
+		for _, d := range compareReceived(want, got, found) {
+			t.Errorf("%s: %s", name, d)
+		}
 		for k := range found {
 			all[k] = true
-			if !slicesContains(knownDifferences, k) {
+			if !slicesContains(replayDifferences, k) {
 				t.Errorf("%s: unlisted difference %q", name, k)
 			}
+		}
+	}
+	for _, k := range replayDifferences {
+		if !all[k] {
+			t.Errorf("the listed difference %q no longer occurs: update replayDifferences and docs/kit-differences.md", k)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "kit-differences.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range replayDifferences {
+		if !strings.Contains(string(doc), "`"+k+"`") {
+			t.Errorf("docs/kit-differences.md does not explain `%s`", k)
+		}
+	}
+}
+
+// compareReceived compares the headers of the webhook calls of a
+// recording (the sections with no response) with the kit's, beyond the
+// Content-Type and Authorization that compareRecording compares, which
+// also compares their bodies. Every header the kit shows must be ours
+// too, with the same value; of those only we send, A2A-Notification-Token
+// must carry the token of X-A2A-Notification-Token (push-token-header),
+// and A2A-Push-Event-Id must be the notification's task id and a sequence
+// number that grows from one call to the next (push-event-id). Any other
+// header is a difference.
+func compareReceived(want, got []capture.Exchange, found map[string]bool) []string {
+	if len(want) != len(got) {
+		return nil // compareRecording reports it
+	}
+	var diffs []string
+	last := map[string]int64{} // task id -> its last event's sequence number
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Status != 0 || g.Status != 0 {
+			continue // not received, or compareRecording reports the status
+		}
+		at := fmt.Sprintf("#%d %s", i+1, w.Title)
+		var keys []string
+		for k := range w.Header {
+			keys = append(keys, k)
+		}
+		for k := range g.Header {
+			if _, ok := w.Header[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			wv, gv := strings.Join(w.Header.Values(k), ", "), strings.Join(g.Header.Values(k), ", ")
+			switch {
+			case wv == gv:
+			case wv == "" && k == http.CanonicalHeaderKey("A2A-Notification-Token") && gv == g.Header.Get("X-A2A-Notification-Token"):
+				found["push-token-header"] = true
+			case wv == "" && k == http.CanonicalHeaderKey("A2A-Push-Event-Id") && eventIDFits(g.Body, gv, last):
+				found["push-event-id"] = true
+			default:
+				diffs = append(diffs, fmt.Sprintf("%s: header %s: got %q, want %q", at, k, gv, wv))
+			}
+		}
+	}
+	return diffs
+}
+
+// eventIDFits reports whether id is "taskId:seq" for the task of the
+// notification body, with seq above the task's last one (kept in last).
+func eventIDFits(body, id string, last map[string]int64) bool {
+	var ev struct {
+		StatusUpdate, ArtifactUpdate *struct {
+			TaskID string `json:"taskId"`
+		}
+	}
+	if json.Unmarshal([]byte(body), &ev) != nil {
+		return false
+	}
+	task := ""
+	switch {
+	case ev.StatusUpdate != nil:
+		task = ev.StatusUpdate.TaskID
+	case ev.ArtifactUpdate != nil:
+		task = ev.ArtifactUpdate.TaskID
+	}
+	t, s, ok := strings.Cut(id, ":")
+	seq, err := strconv.ParseInt(s, 10, 64)
+	if !ok || err != nil || task == "" || t != task || seq <= last[task] {
+		return false
+	}
+	last[task] = seq
+	return true
+}
+
+// The webhook comparison itself: the kit's 15 against itself has no
+// difference; our extra headers, right, are known differences; a wrong
+// token, a token header that disagrees, an event id of another task or
+// out of order, an unknown header are reported.
+func TestCompareReceived(t *testing.T) {
+	t.Parallel()
+	if _, err := capture.Dir(); err != nil {
+		t.Skip(err)
+	}
+	want, err := capture.Load("15-push.http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ex := range want {
+		if ex.Status == 0 {
+			n++
+		}
+	}
+	if n != 8 {
+		t.Fatalf("the kit's 15 has %d webhook sections, want 8", n)
+	}
+	found := map[string]bool{}
+	if d := compareReceived(want, want, found); len(d) != 0 || len(found) != 0 {
+		t.Fatalf("the kit against itself: %q, found %v", d, found)
+	}
+	const task = "d7d3dceb-7333-4676-90ce-36542116a45c"
+	ours := func(change func(i int, h http.Header)) []capture.Exchange {
+		got := slices.Clone(want)
+		for i := range got {
+			if got[i].Status == 0 {
+				got[i].Header = got[i].Header.Clone()
+				got[i].Header.Set("A2A-Notification-Token", got[i].Header.Get("X-A2A-Notification-Token"))
+				got[i].Header.Set("A2A-Push-Event-Id", task+":"+strconv.Itoa(10+i))
+				change(i, got[i].Header)
+			}
+		}
+		return got
+	}
+	found = map[string]bool{}
+	if d := compareReceived(want, ours(func(int, http.Header) {}), found); len(d) != 0 || !found["push-token-header"] || !found["push-event-id"] || len(found) != 2 {
+		t.Errorf("our headers: %q, found %v", d, found)
+	}
+	for name, change := range map[string]func(i int, h http.Header){
+		"token":          func(_ int, h http.Header) { h.Set("X-A2A-Notification-Token", "other") },
+		"v1 token":       func(_ int, h http.Header) { h.Set("A2A-Notification-Token", "other") },
+		"authorization":  func(_ int, h http.Header) { h.Set("Authorization", "Bearer other") },
+		"no token":       func(_ int, h http.Header) { h.Del("X-A2A-Notification-Token") },
+		"event task":     func(_ int, h http.Header) { h.Set("A2A-Push-Event-Id", "other:1") },
+		"event order":    func(i int, h http.Header) { h.Set("A2A-Push-Event-Id", task+":"+strconv.Itoa(100-i)) },
+		"another header": func(_ int, h http.Header) { h.Set("A2A-Push-Signature", "x") },
+	} {
+		if d := compareReceived(want, ours(change), map[string]bool{}); len(d) == 0 {
+			t.Errorf("%s: the change went unnoticed", name)
 		}
 	}
 }

@@ -179,7 +179,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		return nil, err
 	}
 	s.declareMutualTLS(card)
-	s.setupPush(card) // serve_push.go
+	s.setupPush(card)                             // serve_push.go
 	if card, err = s.signCard(card); err != nil { // --sign-key (serve_sign.go), after every change to the card
 		return nil, err
 	}

@@ -379,11 +379,21 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 		e *pushEntry
 	}
 	var ds []due
-	for _, r := range s.withPush {
+	for id, r := range s.withPush {
+		pending := false
 		for _, e := range r.push {
-			if !e.state.Failing && e.state.Delivered < r.seq && !e.state.NextAttempt.After(now) {
-				ds = append(ds, due{r, e})
+			if !e.state.Failing && e.state.Delivered < r.seq {
+				pending = true
+				if !e.state.NextAttempt.After(now) {
+					ds = append(ds, due{r, e})
+				}
 			}
+		}
+		if !pending && r.frozen != nil {
+			// Ended and fully delivered (or given up): no config of it has
+			// work again until one is registered again (PutPushConfig
+			// puts the task back).
+			delete(s.withPush, id)
 		}
 	}
 	slices.SortFunc(ds, func(a, b due) int {

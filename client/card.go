@@ -23,8 +23,9 @@ const WellKnownCardPath = "/.well-known/agent-card.json"
 var ErrInvalidCard = errors.New("client: invalid agent card")
 
 // ErrNoSupportedInterface is wrapped by the error for an agent card that
-// offers no interface this client can use: JSON-RPC or HTTP+JSON (or those
-// allowed by [WithBindings]) at protocol version 1.0.
+// offers no interface this client can use: JSON-RPC or HTTP+JSON, or a
+// binding of [WithTransport] (or those allowed by [WithBindings]), at
+// protocol version 1.0.
 var ErrNoSupportedInterface = errors.New("client: no supported interface")
 
 // state is everything one agent card decides: the card, the interface
@@ -195,16 +196,21 @@ func validateCard(card *a2a.AgentCard) error {
 // selectInterface picks the interface by A2A §8.3.2 (REQUIREMENTS R116):
 // the first entry of supportedInterfaces whose binding this client speaks
 // at protocol version 1.0; with preferred bindings, the first such entry of
-// the first preferred binding the card offers.
-func selectInterface(card *a2a.AgentCard, preferred []string) (a2a.AgentInterface, error) {
+// the first preferred binding the card offers. An interface of a built-in
+// binding needs an http(s) URL; one of a [WithTransport] binding, any
+// non-empty URL, which its transport interprets.
+func selectInterface(cfg *config, card *a2a.AgentCard) (a2a.AgentInterface, error) {
+	preferred := cfg.bindings
 	usable := func(in a2a.AgentInterface) (string, bool) {
-		b, ok := supportedBinding(in.ProtocolBinding)
-		if !ok || !versionMatches(in.ProtocolVersion) {
+		b, ok := cfg.supportedBinding(in.ProtocolBinding)
+		if !ok || !versionMatches(in.ProtocolVersion) || in.URL == "" {
 			return "", false
 		}
-		u, err := url.Parse(in.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", false
+		if _, builtin := builtinBinding(b); builtin {
+			u, err := url.Parse(in.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return "", false
+			}
 		}
 		return b, true
 	}
@@ -228,12 +234,18 @@ func selectInterface(card *a2a.AgentCard, preferred []string) (a2a.AgentInterfac
 	for _, in := range card.SupportedInterfaces {
 		offered = append(offered, fmt.Sprintf("%s %s at %q", in.ProtocolBinding, in.ProtocolVersion, in.URL))
 	}
-	want := "JSONRPC or HTTP+JSON"
+	want := cfg.bindingNames()
 	if preferred != nil {
-		want = strings.Join(preferred, " or ")
+		want = preferred
 	}
-	return a2a.AgentInterface{}, fmt.Errorf("%w: want %s at protocol version %s over http(s); the card offers %s",
-		ErrNoSupportedInterface, want, a2a.ProtocolVersion, strings.Join(offered, ", "))
+	over := " over http(s)"
+	for _, b := range want {
+		if _, builtin := builtinBinding(b); !builtin {
+			over = ""
+		}
+	}
+	return a2a.AgentInterface{}, fmt.Errorf("%w: want %s at protocol version %s%s; the card offers %s",
+		ErrNoSupportedInterface, strings.Join(want, " or "), a2a.ProtocolVersion, over, strings.Join(offered, ", "))
 }
 
 // versionMatches compares Major.Minor with the version this client speaks;
@@ -261,7 +273,7 @@ func (c *Client) newState(ctx context.Context, card *a2a.AgentCard) (*state, err
 			return nil, fmt.Errorf("client: agent card verification failed: %w", err)
 		}
 	}
-	iface, err := selectInterface(card, c.cfg.bindings)
+	iface, err := selectInterface(c.cfg, card)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +286,12 @@ func (c *Client) newState(ctx context.Context, card *a2a.AgentCard) (*state, err
 	switch iface.ProtocolBinding {
 	case a2a.BindingJSONRPC:
 		st.t = &jsonrpcTransport{cn: cn, url: iface.URL}
-	default:
+	case a2a.BindingHTTPJSON:
 		st.t = &restTransport{cn: cn, base: strings.TrimRight(iface.URL, "/")}
+	default:
+		if st.t, err = c.dial(ctx, iface, cn); err != nil {
+			return nil, err
+		}
 	}
 	return st, nil
 }

@@ -82,7 +82,8 @@ func (c *Client) Card() *a2a.AgentCard { return c.st().card }
 func (c *Client) Interface() a2a.AgentInterface { return c.st().iface }
 
 // Binding returns the protocol binding of the interface in use:
-// [a2a.BindingJSONRPC] or [a2a.BindingHTTPJSON].
+// [a2a.BindingJSONRPC], [a2a.BindingHTTPJSON], or one given to
+// [WithTransport] (under the name it was given there).
 func (c *Client) Binding() string { return c.st().iface.ProtocolBinding }
 
 // withTimeout applies the [WithTimeout] default to a context without a

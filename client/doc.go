@@ -1,11 +1,13 @@
 // Package client calls A2A agents (A2A protocol v1.0) over the JSON-RPC
-// and HTTP+JSON bindings.
+// and HTTP+JSON bindings, and over other bindings given a [Transport]
+// with [WithTransport]: package client/grpc adds the gRPC binding that
+// way, so that programs that do not use it do not depend on gRPC.
 //
 // [New] fetches an agent's card from its well-known URL and picks the
 // interface to call by the spec's rule (A2A §8.3.2): the first entry of
-// supportedInterfaces whose binding the client speaks ("JSONRPC" or
-// "HTTP+JSON") at protocol version 1.0 (Major.Minor compared, A2A §3.6).
-// [WithBindings] changes the preference. The interface's tenant, when it
+// supportedInterfaces whose binding the client speaks ("JSONRPC",
+// "HTTP+JSON", and those of [WithTransport]) at protocol version 1.0
+// (Major.Minor compared, A2A §3.6). [WithBindings] changes the preference. The interface's tenant, when it
 // has one, is put in every request (on HTTP+JSON as the /{tenant} path
 // prefix); when it has none, a request's own Tenant is sent as given.
 //

@@ -65,7 +65,7 @@ func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, erro
 	c.refresh.Lock()
 	defer c.refresh.Unlock()
 	cur := c.st()
-	if !offers(card, cur.iface) {
+	if !offers(c.cfg, card, cur.iface) {
 		return nil, fmt.Errorf("%w: %s at %q%s", ErrExtendedCardInterface, cur.iface.ProtocolBinding, cur.iface.URL, tenantNote(cur.iface.Tenant))
 	}
 	next := *cur
@@ -92,9 +92,9 @@ func (c *Client) UseExtendedCard(ctx context.Context) (*a2a.AgentCard, error) {
 
 // offers reports whether card lists in: the same binding (in any case),
 // URL and tenant, at this client's protocol version.
-func offers(card *a2a.AgentCard, in a2a.AgentInterface) bool {
+func offers(cfg *config, card *a2a.AgentCard, in a2a.AgentInterface) bool {
 	for _, o := range card.SupportedInterfaces {
-		b, ok := supportedBinding(o.ProtocolBinding)
+		b, ok := cfg.supportedBinding(o.ProtocolBinding)
 		if ok && b == in.ProtocolBinding && strings.TrimRight(o.URL, "/") == strings.TrimRight(in.URL, "/") &&
 			o.Tenant == in.Tenant && versionMatches(o.ProtocolVersion) {
 			return true

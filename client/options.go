@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type config struct {
 	signatures  CardSignatureVerifier // WithCardSignatures
 	backoffMin  time.Duration
 	backoffMax  time.Duration
+	transports  map[string]dialFunc // WithTransport, by binding name as given
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -54,6 +56,15 @@ func newConfig(opts []Option) (*config, error) {
 		if err := o(c); err != nil {
 			return nil, err
 		}
+	}
+	// WithBindings is checked last, to accept the bindings of WithTransport
+	// whatever the order of the options.
+	for i, b := range c.bindings {
+		name, ok := c.supportedBinding(b)
+		if !ok {
+			return nil, optionError("WithBindings", "binding %q is not supported by this client (use %s, or give its transport with WithTransport)", b, strings.Join(c.bindingNames(), " or "))
+		}
+		c.bindings[i] = name
 	}
 	if c.bearer != "" && c.header.Get("Authorization") != "" {
 		return nil, fmt.Errorf("%w: WithBearerToken and WithHeader(\"Authorization\", ...) both set Authorization", ErrInvalidOption)
@@ -80,30 +91,24 @@ func WithHTTPClient(hc *http.Client) Option {
 
 // WithBindings sets the protocol bindings the client may use, most
 // preferred first: "JSONRPC" and "HTTP+JSON" ([a2a.BindingJSONRPC],
-// [a2a.BindingHTTPJSON]). The client takes the card's first interface of the
-// first listed binding that the card offers. By default it takes the card's
-// first interface of either binding, as A2A §8.3.2 asks.
+// [a2a.BindingHTTPJSON]), and those given to [WithTransport] (such as
+// "GRPC"), in any order of the options. The client takes the card's first
+// interface of the first listed binding that the card offers. By default
+// it takes the card's first interface of any binding it speaks, as A2A
+// §8.3.2 asks.
 func WithBindings(bindings ...string) Option {
 	return func(c *config) error {
 		if len(bindings) == 0 {
 			return optionError("WithBindings", "no binding given")
 		}
-		var out []string
-		for _, b := range bindings {
-			name, ok := supportedBinding(b)
-			if !ok {
-				return optionError("WithBindings", "binding %q is not supported by this client (use %q or %q)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON)
-			}
-			out = append(out, name)
-		}
-		c.bindings = out
+		c.bindings = slices.Clone(bindings) // checked by newConfig
 		return nil
 	}
 }
 
-// supportedBinding returns the canonical name of a binding this client
-// speaks. Names compare without regard to case.
-func supportedBinding(b string) (string, bool) {
+// builtinBinding returns the canonical name of a binding this package
+// implements. Names compare without regard to case.
+func builtinBinding(b string) (string, bool) {
 	switch {
 	case strings.EqualFold(b, a2a.BindingJSONRPC):
 		return a2a.BindingJSONRPC, true
@@ -111,6 +116,32 @@ func supportedBinding(b string) (string, bool) {
 		return a2a.BindingHTTPJSON, true
 	}
 	return "", false
+}
+
+// supportedBinding returns the canonical name of a binding this client
+// speaks: a built-in one, or one of [WithTransport] under the name it was
+// given. Names compare without regard to case.
+func (c *config) supportedBinding(b string) (string, bool) {
+	if name, ok := builtinBinding(b); ok {
+		return name, true
+	}
+	for name := range c.transports {
+		if strings.EqualFold(name, b) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// bindingNames lists the bindings the client speaks, for messages.
+func (c *config) bindingNames() []string {
+	names := []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON}
+	extra := make([]string, 0, len(c.transports))
+	for name := range c.transports {
+		extra = append(extra, name)
+	}
+	slices.Sort(extra)
+	return append(names, extra...)
 }
 
 // reservedHeaders are set by the client itself.

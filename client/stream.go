@@ -20,6 +20,7 @@ type eventStream struct {
 	rd      *sse.Reader
 	decode  func(sse.Event) (a2a.Event, error)
 	pending []a2a.Event // events of an answer that was not a stream
+	src     EventStream // the stream of a WithTransport binding, or nil
 	cancel  context.CancelFunc
 }
 
@@ -38,6 +39,9 @@ func singleEvent(op string, ev a2a.Event) *eventStream {
 // io.EOF when the stream ended, a transport error when the connection
 // failed, and an *a2a.Error for an error frame or a malformed one.
 func (s *eventStream) next() (a2a.Event, string, error) {
+	if s.src != nil {
+		return s.nextFrom()
+	}
 	if s.rd == nil {
 		if len(s.pending) == 0 {
 			return nil, "", io.EOF
@@ -78,6 +82,9 @@ func (s *eventStream) retry() time.Duration {
 
 // close releases the response and cancels its request.
 func (s *eventStream) close() {
+	if s.src != nil {
+		_ = s.src.Close()
+	}
 	if s.body != nil {
 		_ = s.body.Close()
 	}

@@ -35,7 +35,7 @@ Usage:
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
 Every client command takes --json (exact protocol JSON; one object per line
-for streams), --header "Name: value", --token TOKEN, --binding jsonrpc|rest
+for streams), --header "Name: value", --token TOKEN, --binding jsonrpc|rest|grpc
 and --timeout. Run "a2a COMMAND -h" for a command's flags.
 
 Exit status:

@@ -232,7 +232,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frob"}, 2, "unknown command"},
 		{"missing argument", []string{"get", base}, 2, "wrong number of arguments"},
 		{"bad URL", []string{"card", "not a url"}, 2, "not an agent URL"},
-		{"bad binding", []string{"card", base, "--binding", "grpc"}, 2, "--binding"},
+		{"bad binding", []string{"card", base, "--binding", "soap"}, 2, "--binding"},
 		{"bad header", []string{"card", base, "--header", "nocolon"}, 2, "--header"},
 		{"bad status", []string{"list", base, "--status", "sleeping"}, 2, "not a task state"},
 		{"bad data", []string{"send", base, "x", "--data", "{"}, 2, "--data"},

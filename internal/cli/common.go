@@ -14,6 +14,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
+	grpcclient "github.com/goa2a/a2a/client/grpc"
 )
 
 // Exit codes of the client commands, documented in the usage text and
@@ -51,7 +52,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the exact protocol JSON (one object per line for streams)")
 	fs.Var(&f.headers, "header", `extra request header "Name: value" (repeatable)`)
 	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token>")
-	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc or rest (default: the card's first)")
+	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc, rest or grpc (default: the card's first)")
 	f.tls.register(fs)
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")
 }
@@ -109,14 +110,20 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	if f.token != "" {
 		opts = append(opts, client.WithBearerToken(f.token))
 	}
+	// The binary speaks gRPC too: a card's GRPC interface is a candidate
+	// in the card's order, over TLS for https:// URLs and, for host:port,
+	// when --cacert or --cert is given (client/grpc).
+	opts = append(opts, grpcclient.Transport())
 	switch strings.ToLower(f.binding) {
 	case "":
 	case "jsonrpc", "json-rpc":
 		opts = append(opts, client.WithBindings(a2a.BindingJSONRPC))
 	case "rest", "http+json", "httpjson":
 		opts = append(opts, client.WithBindings(a2a.BindingHTTPJSON))
+	case "grpc":
+		opts = append(opts, client.WithBindings(a2a.BindingGRPC))
 	default:
-		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc or rest", f.binding))
+		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc, rest or grpc", f.binding))
 	}
 	// The card URL may be given in full; the client wants the base.
 	base := strings.TrimSuffix(strings.TrimRight(rawURL, "/"), "/.well-known/agent-card.json")

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/agents/execagent"
@@ -119,6 +121,9 @@ type serveRun struct {
 	tls *serveTLS // nil without TLS
 
 	push *pushRun // nil with --push=false
+
+	grpcLn  net.Listener // --grpc-addr (serve_grpc.go)
+	grpcSrv *grpc.Server
 }
 
 // apiKeySchemeName names the --api-key scheme in the agent card.
@@ -151,6 +156,9 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 			return nil, fmt.Errorf("cannot listen on %s: %w", cfg.opsAddr, err)
 		}
 	}
+	if err = s.listenGRPC(); err != nil {
+		return nil, err
+	}
 	if err = s.setupTLS(); err != nil {
 		return nil, err
 	}
@@ -170,6 +178,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		return nil, err
 	}
 	card.SupportedInterfaces = servedInterfaces(card.SupportedInterfaces, cfg.bindings)
+	s.declareGRPC(card) // serve_grpc.go
 	if cfg.apiKeys != nil {
 		// Declare exactly what the middleware checks, and only that.
 		card.SecuritySchemes = map[string]a2a.SecurityScheme{apiKeySchemeName: auth.APIKeyScheme()}
@@ -217,7 +226,9 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	ops := s.opsMux()
 	root := http.NewServeMux()
 	authn := func(app http.Handler) http.Handler { return s.clientCerts(app, s.authenticate(app)) }
-	root.Handle("/", s.metrics.instrument(withClientKey(s.limitAuthFailures(app, authn)), s.log, cfg.bindings, cfg.maxBody)) // serve_authlimit.go
+	guarded := withClientKey(s.limitAuthFailures(dispatch(app), authn)) // serve_authlimit.go
+	root.Handle("/", s.metrics.instrument(guarded, s.log, cfg.bindings, cfg.maxBody))
+	s.newGRPCServer(guarded) // the same authentication for gRPC (serve_grpc.go)
 	if s.opsLn == nil {
 		root.Handle("/healthz", ops)
 		root.Handle("/readyz", ops)
@@ -280,7 +291,7 @@ func (s *serveRun) httpServer(h http.Handler) *http.Server {
 
 // closeListeners releases what newServeRun took when it fails half-way.
 func (s *serveRun) closeListeners() {
-	for _, ln := range []net.Listener{s.ln, s.opsLn} {
+	for _, ln := range []net.Listener{s.ln, s.opsLn, s.grpcLn} {
 		if ln != nil {
 			ln.Close()
 		}
@@ -308,6 +319,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	if s.cfg.bindings.has(bindingREST) {
 		fmt.Fprintf(s.stdout, "  HTTP+JSON   %s%s\n", s.base, a2ahttp.RESTPath)
 	}
+	s.printGRPC()
 	opsBase := s.base
 	if s.opsLn != nil {
 		opsBase = "http://" + s.opsLn.Addr().String()
@@ -335,6 +347,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	if s.opsSrv != nil {
 		go func() { opsErrc <- s.opsSrv.Serve(s.opsLn) }()
 	}
+	grpcErrc := s.serveGRPC()
 	s.push.start()
 	s.ready.Store(true)
 	if authMode == "none" {
@@ -345,6 +358,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	select {
 	case serveErr = <-errc:
 	case serveErr = <-opsErrc:
+	case serveErr = <-grpcErrc:
 	case <-ctx.Done():
 	}
 	if serveErr != nil {
@@ -354,6 +368,9 @@ func (s *serveRun) run(ctx context.Context) int {
 		s.srv.Close()
 		if s.opsSrv != nil {
 			s.opsSrv.Close()
+		}
+		if s.grpcSrv != nil {
+			s.grpcSrv.Stop()
 		}
 		closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.grace)
 		defer cancel()

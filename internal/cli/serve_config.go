@@ -31,6 +31,7 @@ type serveConfig struct {
 
 	addr       string
 	opsAddr    string
+	grpcAddr   string
 	publicURL  string
 	bindings   bindingsFlag
 	store      string
@@ -77,6 +78,8 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.execTimeout, "exec-timeout", 0, "time limit of each run of the --exec command; 0 for none")
 	fs.Int64Var(&cfg.maxOutput, "max-output", 1<<20, "bytes of output of the --exec command streamed per task; the rest is cut with a note")
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "", "also serve the gRPC binding on this address (HOST:PORT), listed in the card after the JSON bindings;\n"+
+		"same authentication and TLS as the HTTP bindings")
 	fs.StringVar(&cfg.opsAddr, "ops-addr", "", "separate address for /healthz, /readyz and /metrics, kept open until exit so probes see 503 while\n"+
 		"shutting down (default: served on --addr)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")

@@ -50,6 +50,7 @@ func (s *serveRun) shutdown(errc <-chan error) error {
 	var errs []error
 	s.srv.SetKeepAlivesEnabled(false)
 	s.ln.Close()
+	waitGRPC := s.stopGRPC() // serve_grpc.go
 	if err := <-errc; !errors.Is(err, net.ErrClosed) {
 		errs = append(errs, err)
 	}
@@ -79,6 +80,7 @@ func (s *serveRun) shutdown(errc <-chan error) error {
 	}
 
 	// 4. Wait for the requests in flight to end.
+	waitGRPC(ctx)
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.log.Warn("closing connections still open at the deadline", "err", err)
 		s.srv.Close()

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/goa2a/a2a/a2a"
+	a2agrpc "github.com/goa2a/a2a/server/grpc"
+)
+
+// The gRPC binding of a2a serve (--grpc-addr): its own listener, the same
+// Handler, the same authenticators and the same TLS as the HTTP bindings.
+
+// listenGRPC opens the gRPC listener, when --grpc-addr is set.
+func (s *serveRun) listenGRPC() error {
+	if s.cfg.grpcAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.grpcAddr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s (--grpc-addr): %w", s.cfg.grpcAddr, err)
+	}
+	s.grpcLn = ln
+	return nil
+}
+
+// grpcInterface is the card's entry for the gRPC binding: host:port,
+// listed after the JSON bindings.
+func (s *serveRun) declareGRPC(card *a2a.AgentCard) {
+	if s.grpcLn == nil {
+		return
+	}
+	card.SupportedInterfaces = append(card.SupportedInterfaces, a2a.AgentInterface{
+		URL: s.grpcLn.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion,
+	})
+}
+
+// grpcNextKey marks a request that the gRPC binding presents to the HTTP
+// authentication chain: once admitted, it goes to the gRPC call, not to
+// the HTTP mux.
+type grpcNextKey struct{}
+
+// dispatch is the end of the HTTP authentication chain: the A2A mux for
+// HTTP requests, the gRPC call for the ones the gRPC binding presents.
+func dispatch(app http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if next, ok := r.Context().Value(grpcNextKey{}).(http.Handler); ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		app.ServeHTTP(w, r)
+	})
+}
+
+// newGRPCServer builds the gRPC server behind guarded, the HTTP chain of
+// client key, authentication-failure limit and authenticators.
+func (s *serveRun) newGRPCServer(guarded http.Handler) {
+	if s.grpcLn == nil {
+		return
+	}
+	auth := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			guarded.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grpcNextKey{}, next)))
+		})
+	}
+	opts := []a2agrpc.Option{a2agrpc.WithLogger(s.log), a2agrpc.WithHTTPAuth(auth)}
+	if s.cfg.maxBody > 0 {
+		opts = append(opts, a2agrpc.WithMaxRecvMsgSize(int(s.cfg.maxBody)))
+	}
+	if s.tls != nil {
+		opts = append(opts, a2agrpc.WithServerOptions(grpc.Creds(credentials.NewTLS(s.tls.config))))
+	}
+	s.grpcSrv = a2agrpc.NewServer(s.h, opts...)
+}
+
+// serveGRPC serves until stopGRPC; a failure of the listener is sent on
+// the returned channel.
+func (s *serveRun) serveGRPC() <-chan error {
+	errc := make(chan error, 1)
+	if s.grpcSrv == nil {
+		return errc
+	}
+	go func() {
+		if err := s.grpcSrv.Serve(s.grpcLn); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			errc <- fmt.Errorf("grpc: %w", err)
+		}
+	}()
+	return errc
+}
+
+// stopGRPC stops accepting gRPC calls at once and lets those in flight
+// end; the returned function waits for them until ctx ends, then cuts the
+// rest.
+func (s *serveRun) stopGRPC() (wait func(ctx context.Context)) {
+	if s.grpcSrv == nil {
+		return func(context.Context) {}
+	}
+	done := make(chan struct{})
+	go func() {
+		s.grpcSrv.GracefulStop()
+		close(done)
+	}()
+	return func(ctx context.Context) {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.grpcSrv.Stop()
+			<-done
+		}
+	}
+}
+
+// printGRPC shows the gRPC interface in the banner.
+func (s *serveRun) printGRPC() {
+	if s.grpcLn != nil {
+		fmt.Fprintf(s.stdout, "  gRPC        %s\n", s.grpcLn.Addr())
+	}
+}

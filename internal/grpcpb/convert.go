@@ -1,6 +1,7 @@
 package grpcpb
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -49,10 +50,22 @@ func FromProto(m proto.Message, v any) error {
 	if err != nil {
 		return fmt.Errorf("grpcpb: encoding %T: %w", m, err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := decodeCompact(b, v); err != nil {
 		return fmt.Errorf("grpcpb: %T to %T: %w", m, v, err)
 	}
 	return nil
+}
+
+// decodeCompact decodes protojson output into a model value. protojson
+// varies its whitespace on purpose (per build); free-form values (data
+// parts, metadata) keep their bytes in the model, so the JSON is
+// compacted first, to what the JSON bindings would hold.
+func decodeCompact(b []byte, v any) error {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return err
+	}
+	return json.Unmarshal(compact.Bytes(), v)
 }
 
 // checkEnums returns an error for the first enum field, anywhere in m, whose

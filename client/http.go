@@ -212,6 +212,16 @@ func WithResponseHeader(ctx context.Context, into *http.Header) context.Context 
 	return context.WithValue(ctx, headerSinkKey{}, into)
 }
 
+// SetResponseHeader is for [Transport] implementations: it hands the
+// header of a call's response (for gRPC, its header metadata) to the
+// caller that asked for it with [WithResponseHeader], and does nothing
+// otherwise.
+func SetResponseHeader(ctx context.Context, h http.Header) {
+	if sink, ok := ctx.Value(headerSinkKey{}).(*http.Header); ok {
+		*sink = h
+	}
+}
+
 // readBody reads and closes a response body, up to limit bytes. A body
 // cut off is a transport error; one over the limit is an invalid response.
 func readBody(op string, resp *http.Response, limit int64) ([]byte, error) {

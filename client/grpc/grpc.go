@@ -56,6 +56,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -266,8 +267,19 @@ func (t *transport) Call(ctx context.Context, method string, req, out any) error
 	if err != nil {
 		return err
 	}
-	if err := t.cc.Invoke(callCtx, full, in, resp); err != nil {
+	var md metadata.MD
+	if err := t.cc.Invoke(callCtx, full, in, resp, grpc.Header(&md)); err != nil {
 		return callError(ctx, method, err)
+	}
+	if len(md) > 0 {
+		// For extensions that answer in headers (server.PushDeliveryHeader).
+		hdr := make(http.Header, len(md))
+		for k, vs := range md {
+			for _, v := range vs {
+				hdr.Add(k, v)
+			}
+		}
+		client.SetResponseHeader(ctx, hdr)
 	}
 	if out == nil {
 		return nil

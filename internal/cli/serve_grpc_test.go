@@ -80,6 +80,19 @@ func TestServeGRPC(t *testing.T) {
 		!strings.Contains(errOut.String(), "TaskNotFound") {
 		t.Errorf("a2a get --binding grpc as bob: exit %d: %s", code, errOut.String())
 	}
+	// a2a push get over gRPC shows the delivery state too (the extension's
+	// header travels as header metadata).
+	cfgRes, err := c.CreateTaskPushNotificationConfig(alice, &grpcpb.TaskPushNotificationConfig{TaskId: task.GetId(), Url: "https://hooks.example/a2a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = syncBuffer{}
+	if code := Main(t.Context(), []string{"push", "get", "--binding", "grpc", "--header", "X-API-Key: key-a", ts.base, task.GetId(), cfgRes.GetId()}, &out, &errOut); code != ExitOK {
+		t.Fatalf("a2a push get --binding grpc: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "delivery  ok") {
+		t.Errorf("a2a push get --binding grpc printed:\n%s", out.String())
+	}
 	code, body := httpPostJSON(t, ts.base+"/a2a/jsonrpc", map[string]string{"X-API-Key": "key-a", "A2A-Version": "1.0"},
 		`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+task.GetId()+`"}}`)
 	if code != 200 || !strings.Contains(body, `"result"`) {

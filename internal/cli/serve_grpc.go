@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	"github.com/goa2a/a2a/a2a"
 	a2agrpc "github.com/goa2a/a2a/server/grpc"
@@ -69,7 +72,10 @@ func (s *serveRun) newGRPCServer(guarded http.Handler) {
 			guarded.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grpcNextKey{}, next)))
 		})
 	}
-	opts := []a2agrpc.Option{a2agrpc.WithLogger(s.log), a2agrpc.WithHTTPAuth(auth)}
+	opts := []a2agrpc.Option{a2agrpc.WithLogger(s.log), a2agrpc.WithHTTPAuth(auth),
+		// Outermost (grpc.UnaryInterceptor runs before any chained one), so
+		// that refused calls are counted too.
+		a2agrpc.WithServerOptions(grpc.UnaryInterceptor(s.countUnary), grpc.StreamInterceptor(s.countStream))}
 	if s.cfg.maxBody > 0 {
 		opts = append(opts, a2agrpc.WithMaxRecvMsgSize(int(s.cfg.maxBody)))
 	}
@@ -121,4 +127,28 @@ func (s *serveRun) printGRPC() {
 	if s.grpcLn != nil {
 		fmt.Fprintf(s.stdout, "  gRPC        %s\n", s.grpcLn.Addr())
 	}
+}
+
+// bindingGRPC labels gRPC streams in /metrics.
+const bindingGRPC = "grpc"
+
+// countUnary records a unary gRPC call in /metrics.
+func (s *serveRun) countUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	s.metrics.requestStarted()
+	res, err := handler(ctx, req)
+	s.metrics.grpcDone(path.Base(info.FullMethod), status.Code(err).String(), time.Since(start))
+	return res, err
+}
+
+// countStream records a streaming gRPC call in /metrics, and counts it
+// among the open streams while it runs.
+func (s *serveRun) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	s.metrics.requestStarted()
+	s.metrics.streamOpened(bindingGRPC)
+	err := handler(srv, ss)
+	s.metrics.streamClosed(bindingGRPC)
+	s.metrics.grpcDone(path.Base(info.FullMethod), status.Code(err).String(), time.Since(start))
+	return err
 }

@@ -93,6 +93,17 @@ func TestServeGRPC(t *testing.T) {
 	if !strings.Contains(out.String(), "delivery  ok") {
 		t.Errorf("a2a push get --binding grpc printed:\n%s", out.String())
 	}
+	m := ts.metrics(t)
+	for key, want := range map[string]float64{
+		`a2a_grpc_requests_total{method="SendMessage",code="Unauthenticated"}`: 1,
+		`a2a_grpc_requests_total{method="SendMessage",code="OK"}`:              1,
+		`a2a_grpc_requests_total{method="GetTask",code="NotFound"}`:            2,
+		`a2a_grpc_request_duration_seconds_count{method="SendMessage"}`:        2,
+	} {
+		if m[key] != want {
+			t.Errorf("/metrics %s = %v, want %v", key, m[key], want)
+		}
+	}
 	code, body := httpPostJSON(t, ts.base+"/a2a/jsonrpc", map[string]string{"X-API-Key": "key-a", "A2A-Version": "1.0"},
 		`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+task.GetId()+`"}}`)
 	if code != 200 || !strings.Contains(body, `"result"`) {

@@ -50,7 +50,13 @@ type metrics struct {
 	// Webhook calls by outcome: ok, retry (failed, will be retried),
 	// failing (failed, the config gave up).
 	pushCalls map[string]uint64
+	// gRPC calls (--grpc-addr) by method and status code, and their
+	// latency by method.
+	grpcCalls   map[grpcKey]uint64
+	grpcLatency map[string]*histogram
 }
+
+type grpcKey struct{ method, code string }
 
 type routeKey struct{ binding, method string }
 
@@ -123,10 +129,31 @@ func (m *metrics) requestDone(binding, method string, code int, errKind string, 
 	if errKind != "" {
 		m.errors[errorKey{rk, errKind}]++
 	}
-	h := m.latency[rk]
+	observe(m.latency, rk, d)
+}
+
+// grpcDone records a gRPC call that requestStarted counted.
+func (m *metrics) grpcDone(method, code string, d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inFlight--
+	if m.inFlight == 0 {
+		close(m.idle)
+		m.idle = nil
+	}
+	if m.grpcCalls == nil {
+		m.grpcCalls, m.grpcLatency = make(map[grpcKey]uint64), make(map[string]*histogram)
+	}
+	m.grpcCalls[grpcKey{method, code}]++
+	observe(m.grpcLatency, method, d)
+}
+
+// observe adds a duration to the histogram of key in hs.
+func observe[K comparable](hs map[K]*histogram, key K, d time.Duration) {
+	h := hs[key]
 	if h == nil {
 		h = &histogram{counts: make([]uint64, len(latencyBuckets)+1)}
-		m.latency[rk] = h
+		hs[key] = h
 	}
 	secs := d.Seconds()
 	i, _ := slices.BinarySearch(latencyBuckets, secs) // first bound >= secs
@@ -227,11 +254,34 @@ func (m *metrics) expose(now time.Time) []byte {
 		sample("a2a_http_request_duration_seconds_count", float64(h.n), "binding", k.binding, "method", k.method)
 	}
 
+	family("a2a_grpc_requests_total", "counter", "A2A gRPC calls answered (--grpc-addr), by method and gRPC status code.")
+	for _, k := range sortedKeys(m.grpcCalls, func(a, b grpcKey) int {
+		return cmp.Or(cmp.Compare(a.method, b.method), cmp.Compare(a.code, b.code))
+	}) {
+		sample("a2a_grpc_requests_total", float64(m.grpcCalls[k]), "method", k.method, "code", k.code)
+	}
+
+	family("a2a_grpc_request_duration_seconds", "histogram", "Time to answer A2A gRPC calls (streams: until they end), by method.")
+	for _, method := range sortedKeys(m.grpcLatency, cmp.Compare[string]) {
+		h := m.grpcLatency[method]
+		var cum uint64
+		for i, c := range h.counts {
+			cum += c
+			le := "+Inf"
+			if i < len(latencyBuckets) {
+				le = formatValue(latencyBuckets[i])
+			}
+			sample("a2a_grpc_request_duration_seconds_bucket", float64(cum), "method", method, "le", le)
+		}
+		sample("a2a_grpc_request_duration_seconds_sum", h.sum, "method", method)
+		sample("a2a_grpc_request_duration_seconds_count", float64(h.n), "method", method)
+	}
+
 	family("a2a_http_requests_in_flight", "gauge", "A2A requests being answered, streams included.")
 	sample("a2a_http_requests_in_flight", float64(m.inFlight))
 
 	family("a2a_open_streams", "gauge", "Open SSE streams, by binding.")
-	for _, binding := range []string{bindingJSONRPC, bindingREST} {
+	for _, binding := range []string{bindingJSONRPC, bindingREST, bindingGRPC} {
 		sample("a2a_open_streams", float64(m.streams[binding]), "binding", binding)
 	}
 

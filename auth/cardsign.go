@@ -491,17 +491,4 @@ const CardJWKSPath = "/.well-known/jwks.json"
 // JWKSHandler serves jwks, a JWK set such as [CardSigner.JWKS] returns,
 // to GET and HEAD with Content-Type application/jwk-set+json and five
 // minutes of public caching.
-func JWKSHandler(jwks []byte) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(jwks)
-		}
-	})
-}
+func JWKSHandler(jwks []byte) http.Handler { return jose.JWKSHandler(jwks) }

@@ -8,7 +8,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,19 +180,5 @@ func unwrapURLError(err error) error {
 // MaxJWKSMaxAge]; DefaultJWKSMaxAge without one. no-store and no-cache
 // count as the minimum: keys cannot be fetched for every request.
 func maxAge(h http.Header) time.Duration {
-	d := DefaultJWKSMaxAge
-	for _, v := range h.Values("Cache-Control") {
-		for dir := range strings.SplitSeq(v, ",") {
-			name, val, _ := strings.Cut(strings.TrimSpace(dir), "=")
-			switch strings.ToLower(name) {
-			case "no-store", "no-cache":
-				return MinJWKSMaxAge
-			case "max-age":
-				if n, err := strconv.ParseInt(strings.Trim(val, `"`), 10, 64); err == nil && n >= 0 {
-					d = time.Duration(min(n, int64(MaxJWKSMaxAge/time.Second))) * time.Second
-				}
-			}
-		}
-	}
-	return min(max(d, MinJWKSMaxAge), MaxJWKSMaxAge)
+	return jose.CacheAge(h, DefaultJWKSMaxAge, MinJWKSMaxAge, MaxJWKSMaxAge)
 }

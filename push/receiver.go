@@ -13,7 +13,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -803,19 +802,5 @@ func (c *keyCache) fetch(ctx context.Context) (*jose.KeySet, time.Duration, erro
 // cacheAge is the Cache-Control max-age of h within [jwksMinMaxAge,
 // jwksMaxMaxAge], jwksDefaultAge without one.
 func cacheAge(h http.Header) time.Duration {
-	d := jwksDefaultAge
-	for _, v := range h.Values("Cache-Control") {
-		for dir := range strings.SplitSeq(v, ",") {
-			name, val, _ := strings.Cut(strings.TrimSpace(dir), "=")
-			switch strings.ToLower(name) {
-			case "no-store", "no-cache":
-				return jwksMinMaxAge
-			case "max-age":
-				if n, err := strconv.ParseInt(strings.Trim(val, `"`), 10, 64); err == nil && n >= 0 {
-					d = time.Duration(min(n, int64(jwksMaxMaxAge/time.Second))) * time.Second
-				}
-			}
-		}
-	}
-	return min(max(d, jwksMinMaxAge), jwksMaxMaxAge)
+	return jose.CacheAge(h, jwksDefaultAge, jwksMinMaxAge, jwksMaxMaxAge)
 }

@@ -227,21 +227,7 @@ func (s *Signer) SignRequest(req *http.Request, taskID string, body []byte, now 
 // Content-Type application/jwk-set+json and five minutes of public
 // caching: mount it at [JWKSPath], outside any authentication (receivers
 // fetch it without credentials, and it holds nothing secret).
-func (s *Signer) JWKSHandler() http.Handler {
-	jwks := s.JWKS()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/jwk-set+json")
-		w.Header().Set("Cache-Control", "public, max-age=300")
-		if r.Method == http.MethodGet {
-			_, _ = w.Write(jwks)
-		}
-	})
-}
+func (s *Signer) JWKSHandler() http.Handler { return jose.JWKSHandler(s.JWKS()) }
 
 var b64 = base64.RawURLEncoding
 

@@ -239,8 +239,8 @@ func (m *metrics) expose(now time.Time) []byte {
 	}
 
 	family("a2a_http_request_duration_seconds", "histogram", "Time to answer A2A requests (streams: until they end), by binding and method.")
-	for _, k := range sortedKeys(m.latency, cmpRoute) {
-		h := m.latency[k]
+	// writeHistogram writes the samples of one histogram.
+	writeHistogram := func(name string, h *histogram, labels ...string) {
 		var cum uint64
 		for i, c := range h.counts {
 			cum += c
@@ -248,10 +248,13 @@ func (m *metrics) expose(now time.Time) []byte {
 			if i < len(latencyBuckets) {
 				le = formatValue(latencyBuckets[i])
 			}
-			sample("a2a_http_request_duration_seconds_bucket", float64(cum), "binding", k.binding, "method", k.method, "le", le)
+			sample(name+"_bucket", float64(cum), append(labels[:len(labels):len(labels)], "le", le)...)
 		}
-		sample("a2a_http_request_duration_seconds_sum", h.sum, "binding", k.binding, "method", k.method)
-		sample("a2a_http_request_duration_seconds_count", float64(h.n), "binding", k.binding, "method", k.method)
+		sample(name+"_sum", h.sum, labels...)
+		sample(name+"_count", float64(h.n), labels...)
+	}
+	for _, k := range sortedKeys(m.latency, cmpRoute) {
+		writeHistogram("a2a_http_request_duration_seconds", m.latency[k], "binding", k.binding, "method", k.method)
 	}
 
 	family("a2a_grpc_requests_total", "counter", "A2A gRPC calls answered (--grpc-addr), by method and gRPC status code.")
@@ -263,18 +266,7 @@ func (m *metrics) expose(now time.Time) []byte {
 
 	family("a2a_grpc_request_duration_seconds", "histogram", "Time to answer A2A gRPC calls (streams: until they end), by method.")
 	for _, method := range sortedKeys(m.grpcLatency, cmp.Compare[string]) {
-		h := m.grpcLatency[method]
-		var cum uint64
-		for i, c := range h.counts {
-			cum += c
-			le := "+Inf"
-			if i < len(latencyBuckets) {
-				le = formatValue(latencyBuckets[i])
-			}
-			sample("a2a_grpc_request_duration_seconds_bucket", float64(cum), "method", method, "le", le)
-		}
-		sample("a2a_grpc_request_duration_seconds_sum", h.sum, "method", method)
-		sample("a2a_grpc_request_duration_seconds_count", float64(h.n), "method", method)
+		writeHistogram("a2a_grpc_request_duration_seconds", m.grpcLatency[method], "method", method)
 	}
 
 	family("a2a_http_requests_in_flight", "gauge", "A2A requests being answered, streams included.")

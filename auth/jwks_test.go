@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/goa2a/a2a/internal/jose"
 )
 
 func TestJWKSMaxAge(t *testing.T) {
@@ -26,7 +28,7 @@ func TestJWKSMaxAge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		h := http.Header{"Cache-Control": tt.cacheControl}
-		if got := maxAge(h); got != tt.want {
+		if got := jose.CacheAge(h, DefaultJWKSMaxAge, MinJWKSMaxAge, MaxJWKSMaxAge); got != tt.want {
 			t.Errorf("%q: %v, want %v", tt.cacheControl, got, tt.want)
 		}
 	}

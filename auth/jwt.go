@@ -67,7 +67,7 @@ type JWTVerifier struct {
 	now              func() time.Time
 
 	static *jose.KeySet
-	cache  *jwksCache
+	cache  *jose.RemoteKeySet
 }
 
 // NewJWTVerifier checks cfg and returns its verifier. It fetches nothing;
@@ -126,7 +126,7 @@ func NewJWTVerifier(cfg JWTConfig) (*JWTVerifier, error) {
 		if client == nil {
 			client = &http.Client{Timeout: jwksTimeout}
 		}
-		v.cache = &jwksCache{url: u.String(), client: client, now: v.now}
+		v.cache = newKeyCache(u.String(), client, v.now)
 	case cfg.Keys == nil:
 		return nil, errors.New("auth: JWT: a JWKS URL or keys are required")
 	}
@@ -147,13 +147,7 @@ func (v *JWTVerifier) Refresh(ctx context.Context) error {
 	if v.cache == nil {
 		return nil
 	}
-	v.cache.mu.Lock()
-	tried := v.cache.tried
-	v.cache.mu.Unlock()
-	v.cache.refresh(ctx, tried)
-	v.cache.mu.Lock()
-	defer v.cache.mu.Unlock()
-	return v.cache.lastErr
+	return v.cache.Refresh(ctx)
 }
 
 // Issuer is the required issuer, "" when any is accepted.
@@ -223,7 +217,9 @@ func (v *JWTVerifier) Verify(ctx context.Context, token string) (*Claims, error)
 	}
 	var keys []jose.Key
 	if v.cache != nil {
-		if keys, err = v.cache.keys(ctx, h.KeyID, h.Alg); err != nil {
+		if keys, err = v.cache.Keys(ctx, h.KeyID, h.Alg); errors.Is(err, jose.ErrNoKeySet) {
+			return nil, ErrKeysUnavailable
+		} else if err != nil {
 			return nil, err
 		}
 	} else {

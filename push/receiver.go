@@ -102,7 +102,7 @@ type Receiver struct {
 	token, authz []byte // sha256 of the expected values, nil when not checked
 	jwt          bool
 	static       *jose.KeySet
-	cache        *keyCache
+	cache        *jose.RemoteKeySet
 	issuer       string
 	client       *http.Client
 
@@ -135,7 +135,16 @@ func WithJWKSURL(u string) ReceiverOption {
 		if r.static != nil || r.cache != nil {
 			return errors.New("push: receiver: give one key source: a JWKS URL, a JWK set or a signer")
 		}
-		r.jwt, r.cache = true, &keyCache{url: p.String()}
+		r.jwt, r.cache = true, &jose.RemoteKeySet{
+			URL: p.String(), RefetchEvery: jwksRefetchEvery, Timeout: jwksTimeout, MaxBytes: jwksMaxBytes,
+			DefaultAge: jwksDefaultAge, MinAge: jwksMinMaxAge, MaxAge: jwksMaxMaxAge,
+			Check: func(set *jose.KeySet) error {
+				if len(set.Find("", jose.ES256)) == 0 {
+					return errors.New("no ES256 key in the set")
+				}
+				return nil
+			},
+		}
 		return nil
 	}
 }
@@ -319,11 +328,11 @@ func NewReceiver(handle func(ctx context.Context, ev Event) error, opts ...Recei
 		r.dedup = newDedup(DefaultDedupWindow)
 	}
 	if r.cache != nil {
-		r.cache.client = r.client
-		if r.cache.client == nil {
-			r.cache.client = &http.Client{Timeout: jwksTimeout}
+		r.cache.Client = r.client
+		if r.cache.Client == nil {
+			r.cache.Client = &http.Client{Timeout: jwksTimeout}
 		}
-		r.cache.now = r.now
+		r.cache.Now = r.now
 	}
 	return r, nil
 }
@@ -354,14 +363,9 @@ func (r *Receiver) Refresh(ctx context.Context) error {
 	if r.cache == nil {
 		return nil
 	}
-	set, age, err := r.cache.fetch(ctx)
-	if err != nil {
-		return err
+	if err := r.cache.Refresh(ctx); err != nil {
+		return fmt.Errorf("push: JWKS: %w", err)
 	}
-	r.cache.mu.Lock()
-	now := r.now()
-	r.cache.set, r.cache.expires, r.cache.tried = set, now.Add(age), now
-	r.cache.mu.Unlock()
 	return nil
 }
 
@@ -568,7 +572,7 @@ func (r *Receiver) verifyJWT(req *http.Request, body []byte) (*verified, *failur
 	}
 	var keys []jose.Key
 	if r.cache != nil {
-		keys, err = r.cache.keys(req.Context(), h.KeyID)
+		keys, err = r.cache.Keys(req.Context(), h.KeyID, jose.ES256)
 		if err != nil {
 			return nil, fail(http.StatusServiceUnavailable, "the sender's JWK set cannot be fetched")
 		}
@@ -697,110 +701,4 @@ func (d *dedup) finish(key string) {
 		d.next = (d.next + 1) % d.n
 	}
 	d.done[key] = true
-}
-
-// keyCache fetches a JWK set and keeps it.
-type keyCache struct {
-	url    string
-	client *http.Client
-	now    func() time.Time
-
-	fetchMu sync.Mutex // held during a fetch, so that fetches do not overlap
-
-	mu      sync.Mutex
-	set     *jose.KeySet // nil until a fetch succeeds
-	expires time.Time
-	tried   time.Time // of the last fetch, good or bad
-}
-
-var errNoKeys = errors.New("push: the JWK set cannot be fetched")
-
-// keys returns the ES256 keys with key ID kid (all of them for an empty
-// kid), fetching the set when it has none, when it has expired, or when
-// it lacks the key, at most once per jwksRefetchEvery.
-func (c *keyCache) keys(ctx context.Context, kid string) ([]jose.Key, error) {
-	c.mu.Lock()
-	set, expires, tried := c.set, c.expires, c.tried
-	c.mu.Unlock()
-	now := c.now()
-	found := set.Find(kid, jose.ES256)
-	if len(found) > 0 && now.Before(expires) {
-		return found, nil
-	}
-	if tried.IsZero() || now.Sub(tried) >= jwksRefetchEvery {
-		c.refresh(ctx, tried)
-		c.mu.Lock()
-		set = c.set
-		c.mu.Unlock()
-		found = set.Find(kid, jose.ES256)
-	}
-	if set == nil {
-		return nil, errNoKeys
-	}
-	return found, nil
-}
-
-// refresh fetches the set unless another fetch happened since seen. The
-// fetch outlives the request that asked for it, up to jwksTimeout.
-func (c *keyCache) refresh(ctx context.Context, seen time.Time) {
-	c.fetchMu.Lock()
-	defer c.fetchMu.Unlock()
-	c.mu.Lock()
-	again := !c.tried.Equal(seen)
-	c.mu.Unlock()
-	if again {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jwksTimeout)
-	defer cancel()
-	set, age, err := c.fetch(ctx)
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.tried = now
-	if err == nil {
-		c.set, c.expires = set, now.Add(age)
-	}
-}
-
-// fetch gets and parses the set, with how long to keep it.
-func (c *keyCache) fetch(ctx context.Context) (*jose.KeySet, time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
-	if err != nil {
-		return nil, 0, fmt.Errorf("push: JWKS: %v", err)
-	}
-	req.Header.Set("Accept", "application/jwk-set+json, application/json")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: %v", c.url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: HTTP %s", c.url, resp.Status)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, jwksMaxBytes+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: %v", c.url, err)
-	}
-	if len(data) > jwksMaxBytes {
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: larger than %d bytes", c.url, jwksMaxBytes)
-	}
-	set, err := jose.ParseJWKS(data)
-	if err != nil {
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: %w", c.url, err)
-	}
-	if len(set.Find("", jose.ES256)) == 0 {
-		return nil, 0, fmt.Errorf("push: JWKS: GET %s: no ES256 key in the set", c.url)
-	}
-	return set, cacheAge(resp.Header), nil
-}
-
-// cacheAge is the Cache-Control max-age of h within [jwksMinMaxAge,
-// jwksMaxMaxAge], jwksDefaultAge without one.
-func cacheAge(h http.Header) time.Duration {
-	return jose.CacheAge(h, jwksDefaultAge, jwksMinMaxAge, jwksMaxMaxAge)
 }

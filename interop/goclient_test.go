@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
+	grpcclient "github.com/goa2a/a2a/client/grpc"
 )
 
 // artifactText joins the text of every part of every artifact.
@@ -25,15 +30,23 @@ func artifactText(arts []a2a.Artifact) string {
 }
 
 // TestGoClientAgainstJSServer runs our client against the official
-// JavaScript SDK's server over JSON-RPC and HTTP+JSON: every operation, a
-// stream, a follow after a deliberately dropped stream, and typed errors.
+// JavaScript SDK's server over JSON-RPC, HTTP+JSON and gRPC (the SDK's
+// grpcService on @grpc/grpc-js, with grpcclient.Transport): every
+// operation, a stream, a follow after a deliberately dropped stream, and
+// typed errors.
 func TestGoClientAgainstJSServer(t *testing.T) {
 	base := startJSServer(t)
-	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON} {
+	for _, binding := range []string{a2a.BindingJSONRPC, a2a.BindingHTTPJSON, a2a.BindingGRPC} {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			c, err := client.New(ctx, base, client.WithBindings(binding))
+			// grpcclient.Transport makes the card's GRPC interface usable;
+			// it changes nothing for the JSON bindings. Over gRPC the SDK's
+			// service needs no tolerance from us: it refuses a call without
+			// "a2a-version: 1.0", and its errors carry the codes of A2A
+			// §5.4 (NOT_FOUND, FAILED_PRECONDITION) with a
+			// google.rpc.ErrorInfo of domain a2a-protocol.org.
+			c, err := client.New(ctx, base, grpcclient.Transport(), client.WithBindings(binding))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,11 +144,23 @@ func TestGoClientAgainstJSServer(t *testing.T) {
 			}
 
 			// Follow after a deliberately dropped stream: the transport cuts
-			// the first stream after three frames. The JS server has no
-			// Last-Event-ID resumption, so SendAndFollow resubscribes and
-			// de-duplicates the snapshot against what it already yielded.
-			drop := &dropTransport{frames: 3}
-			dc, err := client.New(ctx, base, client.WithBindings(binding), client.WithHTTPClient(&http.Client{Transport: drop}))
+			// the first stream after three events (SSE frames, or gRPC
+			// messages: the stream then fails with UNAVAILABLE, as when the
+			// connection goes). The JS server has no Last-Event-ID
+			// resumption, so SendAndFollow resubscribes and de-duplicates
+			// the snapshot against what it already yielded.
+			var drop interface{ streams() int }
+			var dropOpt client.Option
+			if binding == a2a.BindingGRPC {
+				d := &dropInterceptor{msgs: 3}
+				drop = d
+				dropOpt = grpcclient.Transport(grpcclient.WithDialOptions(grpc.WithChainStreamInterceptor(d.intercept)))
+			} else {
+				d := &dropTransport{frames: 3}
+				drop = d
+				dropOpt = client.WithHTTPClient(&http.Client{Transport: d})
+			}
+			dc, err := client.New(ctx, base, client.WithBindings(binding), dropOpt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -223,3 +248,51 @@ func (c *cutBody) Read(p []byte) (int, error) {
 }
 
 func (c *cutBody) Close() error { return c.rc.Close() }
+
+// dropInterceptor cuts the first gRPC stream it carries after a number of
+// messages, as a lost connection would: the call is canceled and RecvMsg
+// fails with UNAVAILABLE.
+type dropInterceptor struct {
+	msgs int
+	mu   sync.Mutex
+	n    int // streams seen
+}
+
+func (d *dropInterceptor) streams() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}
+
+func (d *dropInterceptor) intercept(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	d.mu.Lock()
+	d.n++
+	first := d.n == 1
+	d.mu.Unlock()
+	if !first {
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cutStream{ClientStream: cs, left: d.msgs, cancel: cancel}, nil
+}
+
+// cutStream passes through left messages, then cancels the call and fails.
+type cutStream struct {
+	grpc.ClientStream
+	left   int
+	cancel context.CancelFunc
+}
+
+func (c *cutStream) RecvMsg(m any) error {
+	if c.left == 0 {
+		c.cancel()
+		return status.Error(codes.Unavailable, "stream cut by the test")
+	}
+	c.left--
+	return c.ClientStream.RecvMsg(m)
+}

@@ -1,5 +1,6 @@
 // Package interop runs the official JavaScript SDK against our server: the
-// script js/client.mjs drives @a2a-js/sdk 1.3.0 over both HTTP bindings.
+// script js/client.mjs drives @a2a-js/sdk 1.3.0 over both HTTP bindings
+// and over gRPC.
 package interop
 
 import (
@@ -7,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -22,13 +24,21 @@ import (
 	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
+	a2agrpc "github.com/goa2a/a2a/server/grpc"
 	"github.com/goa2a/a2a/store/memory"
 )
 
 const sdkVersion = "1.3.0"
 
+// jsPackages are the packages in js/node_modules whose presence at the
+// version js/package.json pins decides whether `npm ci` must run: the SDK,
+// and the peer dependencies of its gRPC entry points (a node_modules
+// installed before gRPC was added has only the SDK and express).
+var jsPackages = []string{"@a2a-js/sdk", "@grpc/grpc-js", "@bufbuild/protobuf"}
+
 // installSDK makes sure js/node_modules holds @a2a-js/sdk at the pinned
-// version, running `npm ci` when it does not.
+// version and the gRPC packages at the versions js/package.json pins,
+// running `npm ci` when one is missing or at another version.
 func installSDK(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
@@ -36,12 +46,19 @@ func installSDK(t *testing.T) {
 			t.Fatalf("%s is required for the interop test (Node.js 20+): %v", tool, err)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join("js", "node_modules", "@a2a-js", "sdk", "package.json"))
-	if err == nil {
-		var pkg struct{ Version string }
-		if json.Unmarshal(b, &pkg) == nil && pkg.Version == sdkVersion {
-			return
-		}
+	b, err := os.ReadFile(filepath.Join("js", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest struct{ Dependencies map[string]string }
+	if err := json.Unmarshal(b, &manifest); err != nil {
+		t.Fatalf("js/package.json: %v", err)
+	}
+	if got := manifest.Dependencies["@a2a-js/sdk"]; got != sdkVersion {
+		t.Fatalf("js/package.json pins @a2a-js/sdk %q, want %q", got, sdkVersion)
+	}
+	if installed(t, manifest.Dependencies, jsPackages) {
+		return
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -50,6 +67,30 @@ func installSDK(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci in interop/js: %v\n%s", err, out)
 	}
+	if !installed(t, manifest.Dependencies, jsPackages) {
+		t.Fatalf("npm ci in interop/js did not install %v at the versions package.json pins", jsPackages)
+	}
+}
+
+// installed reports whether every package of names is in js/node_modules
+// at the exact version that pins (package.json's dependencies) gives.
+func installed(t *testing.T, pins map[string]string, names []string) bool {
+	t.Helper()
+	for _, name := range names {
+		want := pins[name]
+		if want == "" {
+			t.Fatalf("js/package.json does not list %s", name)
+		}
+		b, err := os.ReadFile(filepath.Join("js", "node_modules", filepath.FromSlash(name), "package.json"))
+		if err != nil {
+			return false
+		}
+		var pkg struct{ Version string }
+		if json.Unmarshal(b, &pkg) != nil || pkg.Version != want {
+			return false
+		}
+	}
+	return true
 }
 
 var summaryRE = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`)
@@ -86,9 +127,10 @@ func (a pushAgent) Execute(ctx context.Context, req *server.Request, w *server.W
 }
 
 // TestJSClient runs the SDK's client against our server on 127.0.0.1 over
-// JSON-RPC and over HTTP+JSON: card, blocking and streaming sends, GetTask
-// with historyLength, ListTasks with a filter, cancel and subscribe on a
-// finished task, the four push config operations, and webhook delivery:
+// JSON-RPC, over HTTP+JSON and over gRPC (the same Handler served by
+// a2agrpc on its own port, listed in the card as "127.0.0.1:PORT"): card,
+// blocking and streaming sends, GetTask with historyLength, ListTasks with
+// a filter, cancel and subscribe on a finished task, the four push config operations, and webhook delivery:
 // the script runs a receiver on 127.0.0.1 and checks the notifications our
 // Deliverer sends it for configs registered with SendMessage and with
 // CreateTaskPushNotificationConfig.
@@ -96,7 +138,15 @@ func TestJSClient(t *testing.T) {
 	installSDK(t)
 	srv := httptest.NewUnstartedServer(nil) // 127.0.0.1
 	base := "http://" + srv.Listener.Addr().String()
+	grpcLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grpcLn.Close() // if a Fatal comes before Serve takes it over
 	card := echo.Card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath)
+	card.SupportedInterfaces = append(card.SupportedInterfaces, a2a.AgentInterface{
+		URL: grpcLn.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion,
+	})
 
 	st := memory.New()
 	guard, err := push.NewGuard(push.WithAllow("127.0.0.1"))
@@ -122,6 +172,15 @@ func TestJSClient(t *testing.T) {
 	srv.Config.Handler = mux
 	srv.Start()
 	defer srv.Close()
+	gsrv := a2agrpc.NewServer(h)
+	served := make(chan error, 1)
+	go func() { served <- gsrv.Serve(grpcLn) }()
+	defer func() {
+		gsrv.Stop()
+		if err := <-served; err != nil {
+			t.Errorf("gRPC Serve: %v", err)
+		}
+	}()
 	defer h.Close(context.Background())
 
 	runCtx, stopDeliverer := context.WithCancel(context.Background())
@@ -140,7 +199,7 @@ func TestJSClient(t *testing.T) {
 	}
 	defer stop()
 
-	for _, binding := range []string{"jsonrpc", "rest"} {
+	for _, binding := range []string{"jsonrpc", "rest", "grpc"} {
 		t.Run(binding, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()

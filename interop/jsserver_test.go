@@ -2,7 +2,8 @@ package interop
 
 // The other direction of interop: js/server.mjs is an A2A v1.0 server built
 // from the official JavaScript SDK's own server components (@a2a-js/sdk
-// 1.3.0 on express). startJSServer runs it so Go code can act as its client.
+// 1.3.0 on express, and its gRPC service on @grpc/grpc-js). startJSServer
+// runs it so Go code can act as its client.
 
 import (
 	"bytes"
@@ -63,11 +64,15 @@ func installJSServerDeps(t *testing.T) {
 
 var listeningRE = regexp.MustCompile(`^listening (http://127\.0\.0\.1:[0-9]+)$`)
 
+// grpcAddrRE matches the url of the GRPC interface in server.mjs's card.
+var grpcAddrRE = regexp.MustCompile(`^127\.0\.0\.1:[0-9]+$`)
+
 // startJSServer starts `node server.mjs 0` in js/ (the SDK's echo agent on a
 // free port of 127.0.0.1), waits for its "listening" line and returns the
 // base URL, e.g. http://127.0.0.1:41835. The agent card is at
 // baseURL+"/.well-known/agent-card.json", JSON-RPC at baseURL+"/a2a/jsonrpc"
-// and HTTP+JSON at baseURL+"/a2a/rest". The process is stopped (SIGTERM,
+// and HTTP+JSON at baseURL+"/a2a/rest"; gRPC is on another port of
+// 127.0.0.1, named by the card's GRPC interface. The process is stopped (SIGTERM,
 // then SIGKILL) in t.Cleanup; its stderr is logged if the test failed.
 func startJSServer(t *testing.T) (baseURL string) {
 	t.Helper()
@@ -207,6 +212,9 @@ func TestJSServerSmoke(t *testing.T) {
 	}
 	if got, want := urls["HTTP+JSON"], base+"/a2a/rest"; got != want {
 		t.Errorf("HTTP+JSON interface url %q, want %q", got, want)
+	}
+	if got := urls["GRPC"]; !grpcAddrRE.MatchString(got) || got == strings.TrimPrefix(base, "http://") {
+		t.Errorf("GRPC interface url %q, want 127.0.0.1:PORT on a port of its own", got)
 	}
 	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications {
 		t.Errorf("capabilities %+v, want streaming and pushNotifications", card.Capabilities)

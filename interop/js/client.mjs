@@ -3,12 +3,15 @@
 // in package.json) used as an A2A v1.0 CLIENT of our Go server.
 //
 // Usage:
-//   node client.mjs <baseURL> <jsonrpc|rest> [--name=<expected agent name>]
+//   node client.mjs <baseURL> <jsonrpc|rest|grpc> [--name=<expected agent name>]
 //
 //   baseURL  where the server serves /.well-known/agent-card.json,
 //            e.g. http://127.0.0.1:8080
 //   binding  "jsonrpc" selects the card's JSONRPC interface,
-//            "rest" selects its HTTP+JSON interface.
+//            "rest" selects its HTTP+JSON interface,
+//            "grpc" selects its GRPC interface (url "host:port", plaintext),
+//            through the SDK's gRPC transport (@a2a-js/sdk/client/grpc, on
+//            @grpc/grpc-js).
 //
 // Environment:
 //   A2A_INTEROP_TIMEOUT_MS  per-operation timeout (default 10000)
@@ -28,7 +31,8 @@
 // "<N> passed, <M> failed". The exit status is 1 if M > 0, 2 on bad usage.
 //
 // Only loopback hosts are ever contacted: the fetch used by the SDK refuses
-// any other destination (the agent card could name one).
+// any other destination (the agent card could name one), and the gRPC
+// interface is used only if its host:port is on loopback.
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -57,7 +61,11 @@ import { A2AError } from '@a2a-js/sdk/errors';
 const BINDINGS = {
   jsonrpc: 'JSONRPC',
   rest: 'HTTP+JSON',
+  grpc: 'GRPC',
 };
+// The interfaces the card must always list: the two JSON bindings. The
+// GRPC one is required when it is the binding under test.
+const JSON_BINDINGS = ['JSONRPC', 'HTTP+JSON'];
 
 const positional = [];
 let expectedName;
@@ -66,7 +74,7 @@ for (const arg of process.argv.slice(2)) {
   else positional.push(arg);
 }
 if (positional.length !== 2 || !(positional[1] in BINDINGS)) {
-  console.error('usage: node client.mjs <baseURL> <jsonrpc|rest> [--name=<agent name>]');
+  console.error('usage: node client.mjs <baseURL> <jsonrpc|rest|grpc> [--name=<agent name>]');
   process.exit(2);
 }
 const [baseUrl, bindingArg] = positional;
@@ -85,6 +93,12 @@ function isLoopback(url) {
   } catch {
     return false;
   }
+}
+
+/** Whether a gRPC interface URL is "host:port" with a loopback host. */
+function isLoopbackHostPort(addr) {
+  if (typeof addr !== 'string' || !/^(\[[^\]]+\]|[^:/[\]]+):\d+$/.test(addr)) return false;
+  return isLoopback(`http://${addr}`);
 }
 
 if (!isLoopback(baseUrl)) {
@@ -183,12 +197,12 @@ function userMessage(text, extra = {}) {
 
 /**
  * Asserts that err is the A2A error `name` (e.g. "TaskNotCancelableError")
- * with the binding-specific identity: the JSON-RPC code, or the REST HTTP
- * status and ErrorInfo reason. Errors delivered inside an SSE stream are
+ * with the binding-specific identity: the JSON-RPC code, the REST HTTP
+ * status, or the gRPC status code; and the ErrorInfo reason. Errors delivered inside an SSE stream are
  * wrapped by the SDK's JSON-RPC transport in a plain Error whose `cause` is
  * the typed error; that is accepted and reported as a diagnostic.
  */
-function expectA2AError(err, { name, code, reason, httpStatus }) {
+function expectA2AError(err, { name, code, reason, httpStatus, grpcStatus }) {
   let e = err;
   if (!(e instanceof A2AError) && e?.cause instanceof A2AError) {
     note(`${name} arrived inside the SSE stream (SDK wraps it: ${describe(err)})`);
@@ -203,6 +217,12 @@ function expectA2AError(err, { name, code, reason, httpStatus }) {
   if (binding === 'JSONRPC') {
     if (e.transport !== 'jsonrpc') problems.push(`transport ${e.transport}`);
     if (e.envelopeCode !== code) problems.push(`code ${e.envelopeCode}`);
+  } else if (binding === 'GRPC') {
+    // The SDK's gRPC transport types the error from the google.rpc.ErrorInfo
+    // in grpc-status-details-bin; `status` is the call's gRPC code, on
+    // unary calls and streams alike (a stream fails with a status too).
+    if (e.transport !== 'grpc') problems.push(`transport ${e.transport}`);
+    if (e.status !== grpcStatus) problems.push(`gRPC status ${e.status}`);
   } else {
     if (e.transport !== 'rest') problems.push(`transport ${e.transport}`);
     const inStream = String(e.headers?.['content-type'] ?? '').startsWith('text/event-stream');
@@ -214,7 +234,8 @@ function expectA2AError(err, { name, code, reason, httpStatus }) {
     }
   }
   if (problems.length > 0) {
-    fail(`expected ${name} (${binding === 'JSONRPC' ? `code ${code}` : `HTTP ${httpStatus}`}, reason ${reason}); got ${problems.join(', ')}; message "${e.message}"`);
+    const identity = { JSONRPC: `code ${code}`, 'HTTP+JSON': `HTTP ${httpStatus}`, GRPC: `gRPC status ${grpcStatus}` }[binding];
+    fail(`expected ${name} (${identity}, reason ${reason}); got ${problems.join(', ')}; message "${e.message}"`);
   }
 }
 
@@ -229,10 +250,12 @@ async function expectError(promiseFn, spec) {
   fail(`expected ${spec.name}, but the call succeeded: ${JSON.stringify(result)?.slice(0, 200)}`);
 }
 
+// gRPC status codes (A2A §5.4 error code mappings): NOT_FOUND is 5,
+// FAILED_PRECONDITION 9.
 const ERR = {
-  TaskNotFound: { name: 'TaskNotFoundError', code: -32001, reason: 'TASK_NOT_FOUND', httpStatus: 404 },
-  TaskNotCancelable: { name: 'TaskNotCancelableError', code: -32002, reason: 'TASK_NOT_CANCELABLE', httpStatus: 400 },
-  UnsupportedOperation: { name: 'UnsupportedOperationError', code: -32004, reason: 'UNSUPPORTED_OPERATION', httpStatus: 400 },
+  TaskNotFound: { name: 'TaskNotFoundError', code: -32001, reason: 'TASK_NOT_FOUND', httpStatus: 404, grpcStatus: 5 },
+  TaskNotCancelable: { name: 'TaskNotCancelableError', code: -32002, reason: 'TASK_NOT_CANCELABLE', httpStatus: 400, grpcStatus: 9 },
+  UnsupportedOperation: { name: 'UnsupportedOperationError', code: -32004, reason: 'UNSUPPORTED_OPERATION', httpStatus: 400, grpcStatus: 9 },
 };
 
 // ---------------------------------------------------------------------------
@@ -278,10 +301,18 @@ await check('card', async () => {
     assert(card.name === expectedName, `card name "${card.name}", want "${expectedName}"`);
   }
   const ifaces = card.supportedInterfaces ?? [];
-  for (const want of Object.values(BINDINGS)) {
+  const required = binding === 'GRPC' ? [...JSON_BINDINGS, 'GRPC'] : JSON_BINDINGS;
+  for (const want of required) {
     const iface = ifaces.find((i) => i.protocolBinding === want);
     assert(iface, `no supportedInterfaces entry with protocolBinding "${want}" (have ${JSON.stringify(ifaces)})`);
     assert(iface.protocolVersion === '1.0', `${want} interface protocolVersion "${iface.protocolVersion}", want "1.0"`);
+    if (want === 'GRPC') {
+      // Our server lists its gRPC interface as host:port, no scheme: the
+      // form a2a.proto's AgentInterface.url asks for on main (queued for
+      // 1.0.2; v1.0.1 gives no gRPC form), and the one the SDK dials.
+      assert(isLoopbackHostPort(iface.url), `GRPC interface url "${iface.url}" is not a loopback host:port`);
+      continue;
+    }
     assert(typeof iface.url === 'string' && /^https?:\/\//.test(iface.url), `${want} interface url "${iface.url}" is not absolute`);
     assert(isLoopback(iface.url), `${want} interface url "${iface.url}" is not a loopback URL`);
   }
@@ -290,21 +321,45 @@ await check('card', async () => {
 });
 
 // Build the SDK client restricted to the requested binding.
+async function transportFactory() {
+  switch (binding) {
+    case 'JSONRPC':
+      return new JsonRpcTransportFactory({ fetchImpl: guardedFetch });
+    case 'HTTP+JSON':
+      return new RestTransportFactory({ fetchImpl: guardedFetch });
+    default: {
+      // Imported only here: the JSON runs need neither @grpc/grpc-js nor
+      // @bufbuild/protobuf. The transport dials the card's GRPC url, which
+      // must be a loopback host:port (the SDK makes an insecure channel
+      // when given no credentials).
+      const grpcIface = (card.supportedInterfaces ?? []).filter((i) => i.protocolBinding === 'GRPC');
+      if (grpcIface.length === 0 || !grpcIface.every((i) => isLoopbackHostPort(i.url))) {
+        throw new Error(`refusing GRPC interfaces ${JSON.stringify(grpcIface)}: not all loopback host:port`);
+      }
+      // Every case below runs over gRPC too; none is skipped. The SDK
+      // sends "a2a-version: 1.0" as call metadata (our Handler refuses a
+      // call without it, A2A §3.6.1), types errors from the
+      // google.rpc.ErrorInfo of grpc-status-details-bin, and cancels a
+      // call when its AbortSignal fires (it sets no gRPC deadline).
+      const { GrpcTransportFactory } = await import('@a2a-js/sdk/client/grpc');
+      return new GrpcTransportFactory();
+    }
+  }
+}
+
 if (card) {
   try {
     const factory = new ClientFactory({
-      transports: [
-        binding === 'JSONRPC'
-          ? new JsonRpcTransportFactory({ fetchImpl: guardedFetch })
-          : new RestTransportFactory({ fetchImpl: guardedFetch }),
-      ],
+      transports: [await transportFactory()],
       preferredTransports: [binding],
     });
     client = await factory.createFromAgentCard(card);
     if (client.transport.protocolName !== binding) {
       throw new Error(`SDK selected transport ${client.transport.protocolName}, want ${binding}`);
     }
-    note(`SDK transport ${client.transport.protocolName}, A2A-Version ${client.protocolVersion}, endpoint ${client.transport.endpoint ?? '?'}`);
+    const endpoint =
+      client.transport.endpoint ?? (card.supportedInterfaces ?? []).find((i) => i.protocolBinding === binding)?.url ?? '?';
+    note(`SDK transport ${client.transport.protocolName}, A2A-Version ${client.protocolVersion}, endpoint ${endpoint}`);
   } catch (err) {
     clientError = err;
     client = undefined;

@@ -14,7 +14,8 @@
 //
 //   listening http://127.0.0.1:PORT
 //
-// and then runs until SIGTERM or SIGINT. Everything else (the SDK's own
+// (the HTTP port; the gRPC server's address, 127.0.0.1:GRPCPORT on another
+// free port, is in the agent card) and then runs until SIGTERM or SIGINT. Everything else (the SDK's own
 // logging included) goes to stderr.
 //
 // Wiring, all SDK parts:
@@ -26,6 +27,10 @@
 //     /.well-known/agent-card.json  agentCardHandler
 //     /a2a/jsonrpc                  jsonRpcHandler   (JSON-RPC binding)
 //     /a2a/rest                     restHandler      (HTTP+JSON binding)
+//   @grpc/grpc-js server (plaintext, 127.0.0.1, a free port):
+//     lf.a2a.v1.A2AService          grpcService      (gRPC binding)
+// The card lists the three interfaces in that order; the GRPC one's url is
+// "127.0.0.1:GRPCPORT" (host:port, no scheme).
 //
 // The agent echoes: every message creates a task (TASK_STATE_SUBMITTED),
 // then it publishes
@@ -47,6 +52,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 
 import { AgentCard, TaskState } from '@a2a-js/sdk';
@@ -59,6 +65,7 @@ import {
   InMemoryTaskStore,
 } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
+import { A2AService, UserBuilder as GrpcUserBuilder, grpcService } from '@a2a-js/sdk/server/grpc';
 
 const HOST = '127.0.0.1';
 const JSONRPC_PATH = '/a2a/jsonrpc';
@@ -242,7 +249,7 @@ class LoopbackPushNotificationSender extends DefaultPushNotificationSender {
 // ---------------------------------------------------------------------------
 // Server.
 
-function buildCard(baseUrl) {
+function buildCard(baseUrl, grpcAddr) {
   // fromJSON fills in every field of the SDK's internal shape; the card
   // handler serializes that shape with plain JSON.stringify.
   return AgentCard.fromJSON({
@@ -251,6 +258,7 @@ function buildCard(baseUrl) {
     supportedInterfaces: [
       { url: baseUrl + JSONRPC_PATH, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: baseUrl + REST_PATH, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: grpcAddr, protocolBinding: 'GRPC', protocolVersion: '1.0' },
     ],
     version: '1.0.0',
     capabilities: { streaming: true, pushNotifications: true },
@@ -271,15 +279,33 @@ function buildCard(baseUrl) {
 const app = express();
 app.disable('x-powered-by');
 const server = http.createServer(app);
+const grpcServer = new grpc.Server();
 
 server.on('error', (err) => {
   console.error(`server error: ${err.message}`);
   process.exit(1);
 });
 
-server.listen(port, HOST, () => {
+/** Binds the gRPC server to a free port of 127.0.0.1; resolves to "127.0.0.1:PORT". */
+function bindGrpc() {
+  return new Promise((resolve, reject) => {
+    grpcServer.bindAsync(`${HOST}:0`, grpc.ServerCredentials.createInsecure(), (err, boundPort) => {
+      if (err) reject(err);
+      else resolve(`${HOST}:${boundPort}`);
+    });
+  });
+}
+
+server.listen(port, HOST, async () => {
   const baseUrl = `http://${HOST}:${server.address().port}`;
-  const card = buildCard(baseUrl);
+  let grpcAddr;
+  try {
+    grpcAddr = await bindGrpc();
+  } catch (err) {
+    console.error(`gRPC server error: ${err.message}`);
+    process.exit(1);
+  }
+  const card = buildCard(baseUrl, grpcAddr);
   const pushStore = new InMemoryPushNotificationStore();
   const pushSender = new LoopbackPushNotificationSender(
     pushStore,
@@ -296,6 +322,7 @@ server.listen(port, HOST, () => {
   app.use(CARD_PATH, agentCardHandler({ agentCardProvider: requestHandler }));
   app.use(JSONRPC_PATH, jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
   app.use(REST_PATH, restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+  grpcServer.addService(A2AService, grpcService({ requestHandler, userBuilder: GrpcUserBuilder.noAuthentication }));
   process.stdout.write(`listening ${baseUrl}\n`);
 });
 
@@ -304,7 +331,9 @@ function shutdown(signal) {
   if (stopping) return;
   stopping = true;
   console.error(`${signal}: shutting down`);
-  // Open SSE streams (and "wait" tasks) would keep close() waiting forever.
+  // Open SSE streams and gRPC streams (and "wait" tasks) would keep close()
+  // waiting forever.
+  grpcServer.forceShutdown();
   server.close(() => process.exit(0));
   server.closeAllConnections();
   setTimeout(() => process.exit(0), 2000).unref();

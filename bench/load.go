@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -29,6 +30,7 @@ type loadConfig struct {
 	duration    time.Duration
 	text        string // the text of every message
 	runID       string // makes message ids unique across runs
+	grpcConns   int    // client connections shared by a gRPC target's clients
 }
 
 // result is what one target did in the measured window.
@@ -60,14 +62,16 @@ type result struct {
 // worker is one closed-loop client: it sends the next request as soon as
 // the previous response is read, reusing its buffers.
 type worker struct {
-	id     int
-	client *http.Client
-	tmpl   *http.Request // copied for every request; Header is shared, read-only
-	cfg    *loadConfig
-	text   []byte // cfg.text as a JSON string
-	art    string // the artifact text the response must hold
-	params []byte // more members of the params object, each after a comma
-	after  func(ctx context.Context, body []byte) error
+	id      int
+	binding binding
+	client  *http.Client
+	tmpl    *http.Request // copied for every request; Header is shared, read-only
+	grpc    *grpcCaller   // for bindGRPC, instead of client and tmpl
+	cfg     *loadConfig
+	text    []byte // cfg.text as a JSON string
+	art     string // the artifact text the response must hold
+	params  []byte // more members of the params object, each after a comma
+	after   func(ctx context.Context, body []byte) error
 
 	body    []byte
 	reader  bodyReader
@@ -100,19 +104,32 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 
 func (r *bodyReader) Close() error { return nil }
 
-func newWorker(ctx context.Context, id int, client *http.Client, u *url.URL, cfg *loadConfig, ts *testServer) (*worker, error) {
+// newWorker makes client id of target ts. An HTTP target's workers share
+// client; a gRPC target's worker calls over cc.
+func newWorker(ctx context.Context, id int, client *http.Client, cc *grpc.ClientConn, cfg *loadConfig, ts *testServer) (*worker, error) {
 	text, _ := json.Marshal(cfg.text)
 	echoArt, _ := json.Marshal("echo: " + cfg.text)
 	w := &worker{
-		id: id, client: client, cfg: cfg, text: text, echoArt: echoArt,
+		id: id, binding: ts.binding, client: client, cfg: cfg, text: text, echoArt: echoArt,
 		art: cmp.Or(ts.art, "echo: "+cfg.text), params: ts.params, after: ts.after,
 		lat: make([]time.Duration, 0, 1<<14),
 	}
-	tmpl, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	if ts.binding == bindGRPC {
+		if len(ts.params) > 0 {
+			return nil, errors.New(ts.name + ": extra SendMessage params are only sent over JSON-RPC")
+		}
+		w.grpc = newGRPCCaller(ctx, cc, cfg.text)
+		return w, nil
+	}
+	tmpl, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.url, nil)
 	if err != nil {
 		return nil, err
 	}
-	tmpl.Header.Set("Content-Type", "application/json")
+	if ts.binding == bindREST {
+		tmpl.Header.Set("Content-Type", "application/a2a+json")
+	} else {
+		tmpl.Header.Set("Content-Type", "application/json")
+	}
 	tmpl.Header.Set("A2A-Version", a2a.ProtocolVersion)
 	tmpl.GetBody = func() (io.ReadCloser, error) {
 		w.reader.off = 0
@@ -122,8 +139,9 @@ func newWorker(ctx context.Context, id int, client *http.Client, u *url.URL, cfg
 	return w, nil
 }
 
-// build writes the next SendMessage request into w.body.
-func (w *worker) build() {
+// nextID advances w.seq and writes the next message id into w.idBuf:
+// <run>-<worker>-<seq>, unique across workers and runs.
+func (w *worker) nextID() {
 	w.seq++
 	id := w.idBuf[:0]
 	id = append(id, w.cfg.runID...)
@@ -132,23 +150,37 @@ func (w *worker) build() {
 	id = append(id, '-')
 	id = strconv.AppendInt(id, w.seq, 10)
 	w.idBuf = id
+}
 
+// build writes the next SendMessage request into w.body: the params object
+// in a JSON-RPC envelope, or on its own for HTTP+JSON.
+func (w *worker) build() {
+	w.nextID()
 	b := w.body[:0]
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendInt(b, w.seq, 10)
-	b = append(b, `,"method":"SendMessage","params":{"message":{"messageId":"`...)
-	b = append(b, id...)
+	if w.binding == bindJSONRPC {
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = strconv.AppendInt(b, w.seq, 10)
+		b = append(b, `,"method":"SendMessage","params":`...)
+	}
+	b = append(b, `{"message":{"messageId":"`...)
+	b = append(b, w.idBuf...)
 	b = append(b, `","role":"ROLE_USER","parts":[{"text":`...)
 	b = append(b, w.text...)
 	b = append(b, `}]}`...)
 	b = append(b, w.params...)
-	b = append(b, `}}`...)
+	b = append(b, '}')
+	if w.binding == bindJSONRPC {
+		b = append(b, '}')
+	}
 	w.body = b
 }
 
 // do sends one request and checks its response. full asks for a complete
 // decode of the response; otherwise cheap byte checks are made.
 func (w *worker) do(full bool) error {
+	if w.grpc != nil {
+		return w.doGRPC(full)
+	}
 	w.build()
 	w.reader = bodyReader{b: w.body}
 	req := new(http.Request)
@@ -179,6 +211,7 @@ func (w *worker) do(full bool) error {
 
 var (
 	resultTask = []byte(`"result":{"task":{`)
+	restTask   = []byte(`{"task":{`)
 	completed  = []byte(`"state":"TASK_STATE_COMPLETED"`)
 	errorKey   = []byte(`"error":`)
 )
@@ -186,10 +219,14 @@ var (
 // checkQuick verifies with byte searches that body answers this request
 // with a completed task holding the echo artifact and the user message.
 func (w *worker) checkQuick(body []byte) error {
+	isTask := bytes.Contains(body, resultTask)
+	if w.binding == bindREST {
+		isTask = bytes.HasPrefix(body, restTask)
+	}
 	switch {
 	case bytes.Contains(body, errorKey):
-		return fmt.Errorf("JSON-RPC error: %.300s", body)
-	case !bytes.Contains(body, resultTask):
+		return fmt.Errorf("error response: %.300s", body)
+	case !isTask:
 		return fmt.Errorf("result is not a task: %.300s", body)
 	case !bytes.Contains(body, completed):
 		return fmt.Errorf("task is not completed: %.300s", body)
@@ -203,6 +240,13 @@ func (w *worker) checkQuick(body []byte) error {
 
 // checkFull decodes body into the model and checks every property.
 func (w *worker) checkFull(body []byte) error {
+	if w.binding == bindREST {
+		var res a2a.SendMessageResponse
+		if err := json.Unmarshal(body, &res); err != nil {
+			return fmt.Errorf("decoding response: %w: %.300s", err, body)
+		}
+		return w.checkResponse(&res)
+	}
 	var res struct {
 		JSONRPC string                   `json:"jsonrpc"`
 		ID      int64                    `json:"id"`
@@ -218,10 +262,17 @@ func (w *worker) checkFull(body []byte) error {
 	if res.JSONRPC != "2.0" || res.ID != w.seq {
 		return fmt.Errorf("envelope: jsonrpc %q id %d, want 2.0 and %d", res.JSONRPC, res.ID, w.seq)
 	}
-	t, ok := res.Result.Result.(*a2a.Task)
+	return w.checkResponse(res.Result)
+}
+
+// checkResponse checks that res, decoded in full, is a completed task
+// holding the expected artifact and, first in its history, this request's
+// message.
+func (w *worker) checkResponse(res *a2a.SendMessageResponse) error {
+	t, ok := res.Result.(*a2a.Task)
 	switch {
 	case !ok:
-		return fmt.Errorf("result is %T, not a task", res.Result.Result)
+		return fmt.Errorf("result is %T, not a task", res.Result)
 	case t.Status.State != a2a.TaskStateCompleted:
 		return fmt.Errorf("task state %v, want completed", t.Status.State)
 	case len(t.Artifacts) != 1 || t.Artifacts[0].Text() != w.art:
@@ -268,20 +319,29 @@ func (w *worker) run(ctx context.Context, start, end time.Time) {
 // drive puts closed-loop load on target ts: warmup, then the measured
 // window. Only one target is driven at a time.
 func drive(ts *testServer, cfg *loadConfig) (result, error) {
-	u, err := url.Parse(ts.url)
-	if err != nil {
-		return result{}, err
+	// HTTP: one client shared by the workers, with a connection per
+	// worker kept alive. gRPC: cfg.grpcConns connections shared by the
+	// workers (bench/grpc.go). Fresh ones per target: no connection
+	// outlives its server.
+	var (
+		client *http.Client
+		conns  []*grpc.ClientConn
+		err    error
+	)
+	if ts.binding == bindGRPC {
+		if conns, err = dialGRPC(ts.url, min(cfg.grpcConns, cfg.concurrency)); err != nil {
+			return result{}, err
+		}
+		defer closeGRPC(conns)
+	} else {
+		tr := &http.Transport{
+			MaxIdleConnsPerHost: cfg.concurrency,
+			DisableCompression:  true,
+			IdleConnTimeout:     time.Minute,
+		}
+		defer tr.CloseIdleConnections()
+		client = &http.Client{Transport: tr}
 	}
-	// One client shared by the workers, with a connection per worker kept
-	// alive. A fresh transport per target: no connection outlives its
-	// server.
-	tr := &http.Transport{
-		MaxIdleConnsPerHost: cfg.concurrency,
-		DisableCompression:  true,
-		IdleConnTimeout:     time.Minute,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
 	runtime.GC()
 	begin := time.Now()
 	start := begin.Add(cfg.warmup)
@@ -294,7 +354,11 @@ func drive(ts *testServer, cfg *loadConfig) (result, error) {
 	workers := make([]*worker, cfg.concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
-		if workers[i], err = newWorker(ctx, i, client, u, cfg, ts); err != nil {
+		var cc *grpc.ClientConn
+		if len(conns) > 0 {
+			cc = conns[i%len(conns)]
+		}
+		if workers[i], err = newWorker(ctx, i, client, cc, cfg, ts); err != nil {
 			return result{}, err
 		}
 	}

@@ -22,6 +22,14 @@
 // each task once it is terminal: the difference to goa2a is what keeping
 // every task in the default memory store costs (mostly garbage collection).
 //
+// The goa2a-rest and goa2a-grpc targets serve goa2a's Handler (the same
+// echo agent and memory store) behind the HTTP+JSON and gRPC bindings, so
+// that the three bindings can be read side by side; their throughput is
+// also given over goa2a's (JSON-RPC). gRPC clients share -grpcconns HTTP/2
+// connections (bench/grpc.go):
+//
+//	go run ./bench -rounds 3 -targets goa2a,goa2a-rest,goa2a-grpc
+//
 // The goa2a-push target measures webhook delivery (push.Deliverer) to a
 // receiver in this process, against goa2a-chunks, the same agent without
 // push; -push drives the two (see bench/push.go):
@@ -67,6 +75,12 @@ type environment struct {
 	Duration    float64 `json:"duration_seconds"`
 	Text        string  `json:"text"`
 	LoadAvg     string  `json:"loadavg_before"`
+	// GRPCConns is the number of client connections the clients of a
+	// gRPC target share; 0 when no gRPC target runs.
+	GRPCConns int `json:"grpc_conns,omitempty"`
+	// GRPCWorkers is -grpcworkers when a gRPC target runs; 0 is gRPC's
+	// default, a goroutine per call.
+	GRPCWorkers uint `json:"grpc_workers,omitempty"`
 	// GC settings from the environment, "" when unset.
 	GOGC       string `json:"gogc,omitempty"`
 	GOMEMLIMIT string `json:"gomemlimit,omitempty"`
@@ -89,6 +103,9 @@ type report struct {
 	// VsMemory has the median throughput of each durable target over
 	// goa2a's (the memory store) of the same run.
 	VsMemory map[string]float64 `json:"vs_memory,omitempty"`
+	// VsJSONRPC has the median throughput of goa2a-rest and goa2a-grpc
+	// over goa2a's (the JSON-RPC binding) of the same run.
+	VsJSONRPC map[string]float64 `json:"vs_jsonrpc,omitempty"`
 }
 
 func main() {
@@ -98,7 +115,7 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "warmup per target, not measured")
 		rounds      = flag.Int("rounds", 1, "run every target this many times, alternating, with fresh servers each round; the summary takes the median")
 		asJSON      = flag.Bool("json", false, "print a JSON report instead of a table")
-		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks, goa2a-push")
+		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-rest, goa2a-grpc, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks, goa2a-push")
 		pushMode    = flag.Bool("push", false, "measure webhook delivery: drive goa2a-chunks and goa2a-push (overrides -targets)")
 		text        = flag.String("text", "hello, agent", "text of every message")
 		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator) to `file`")
@@ -106,10 +123,12 @@ func main() {
 	)
 	flag.IntVar(&pushChunks, "chunks", pushChunks, "artifact chunks per task of goa2a-chunks and goa2a-push")
 	flag.BoolVar(&pushWait, "pushwait", pushWait, "goa2a-push: each client waits for its task's last notification before its next message")
+	flag.IntVar(&grpcConns, "grpcconns", grpcConns, "client connections (grpc.ClientConn) shared by the clients of goa2a-grpc")
+	flag.UintVar(&grpcWorkers, "grpcworkers", grpcWorkers, "diagnostic: goa2a-grpc runs calls on this many long-lived server goroutines (grpc.NumStreamWorkers) instead of one new goroutine per call; 0 is gRPC's default")
 	flag.StringVar(&postgresDSN, "postgres", postgresDSN, "PostgreSQL `DSN` of the goa2a-postgres target (a fresh schema is made and dropped)")
 	flag.Parse()
-	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 || pushChunks < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -c, -rounds and -chunks must be at least 1, -d positive and -warmup not negative")
+	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 || pushChunks < 1 || grpcConns < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -c, -rounds, -chunks and -grpcconns must be at least 1, -d positive and -warmup not negative")
 		os.Exit(2)
 	}
 	opts := options{
@@ -142,6 +161,8 @@ type options struct {
 var starts = map[string]func() (*testServer, error){
 	"bare":           startBare,
 	"goa2a":          startGoa2a,
+	"goa2a-rest":     startGoa2aREST,
+	"goa2a-grpc":     startGoa2aGRPC,
 	"goa2a-forget":   startGoa2aForget,
 	"goa2a-sqlite":   startGoa2aSQLite,
 	"goa2a-postgres": startGoa2aPostgres,
@@ -152,7 +173,7 @@ var starts = map[string]func() (*testServer, error){
 func run(o options) error {
 	for _, name := range o.targets {
 		if _, ok := starts[name]; !ok {
-			return fmt.Errorf("unknown target %q (want bare, goa2a, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks or goa2a-push)", name)
+			return fmt.Errorf("unknown target %q (want bare, goa2a, goa2a-rest, goa2a-grpc, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks or goa2a-push)", name)
 		}
 	}
 	rep := report{
@@ -174,6 +195,10 @@ func run(o options) error {
 		},
 		Rounds:   o.rounds,
 		MinRatio: minRatio,
+	}
+	if slices.Contains(o.targets, "goa2a-grpc") {
+		rep.Env.GRPCConns = min(grpcConns, o.concurrency)
+		rep.Env.GRPCWorkers = grpcWorkers
 	}
 	out := os.Stdout
 	if !o.asJSON {
@@ -198,6 +223,7 @@ func run(o options) error {
 		duration:    o.duration,
 		text:        o.text,
 		runID:       fmt.Sprintf("bench%x", time.Now().UnixNano()&0xffffffffff),
+		grpcConns:   grpcConns,
 	}
 	failed := false
 	for round := 1; round <= o.rounds; round++ {
@@ -306,6 +332,14 @@ func summarize(rep *report, failed bool) {
 				rep.VsMemory[name] = r.Throughput / mem.Throughput
 			}
 		}
+		for _, name := range []string{"goa2a-rest", "goa2a-grpc"} {
+			if r, ok := median[name]; ok {
+				if rep.VsJSONRPC == nil {
+					rep.VsJSONRPC = make(map[string]float64)
+				}
+				rep.VsJSONRPC[name] = r.Throughput / mem.Throughput
+			}
+		}
 	}
 	bare, ok := median["bare"]
 	if !ok || bare.Throughput == 0 {
@@ -363,6 +397,12 @@ func printHeader(w io.Writer, rep *report) {
 	}
 	fmt.Fprintf(w, "load:       %d closed-loop clients, %gs warmup + %gs per target, one target at a time, %d round(s),\n", e.Concurrency, e.Warmup, e.Duration, rep.Rounds)
 	fmt.Fprintf(w, "            blocking SendMessage over HTTP/1.1 keep-alive on 127.0.0.1, text %q\n", e.Text)
+	if e.GRPCConns > 0 {
+		fmt.Fprintf(w, "            (gRPC: over HTTP/2, %d client connection(s) shared by the %d clients)\n", e.GRPCConns, e.Concurrency)
+		if e.GRPCWorkers > 0 {
+			fmt.Fprintf(w, "            (gRPC diagnostic: calls run on %d server stream workers)\n", e.GRPCWorkers)
+		}
+	}
 	fmt.Fprintf(w, "            (servers and load generator share this process and its CPUs)\n")
 	fmt.Fprintf(w, "loadavg:    %s before the run\n\n", e.LoadAvg)
 }
@@ -396,7 +436,7 @@ func printResults(w io.Writer, rep *report) {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "median round per target:")
 		for _, r := range rep.Summary {
-			fmt.Fprintf(w, "    %-13s %8.0f req/s  p50 %.3f ms  p99 %.3f ms  (round %d)\n", r.Target, r.Throughput, r.P50, r.P99, r.Round)
+			fmt.Fprintf(w, "    %-14s %8.0f req/s  p50 %.3f ms  p99 %.3f ms  cpu %.1f µs/req  (round %d)\n", r.Target, r.Throughput, r.P50, r.P99, r.CPUPerReq, r.Round)
 		}
 	}
 	fmt.Fprintln(w)
@@ -408,6 +448,11 @@ func printResults(w io.Writer, rep *report) {
 	for _, r := range rep.Summary {
 		if v, ok := rep.VsMemory[r.Target]; ok {
 			fmt.Fprintf(w, "%s/goa2a (memory store) throughput: %.1f%%\n", r.Target, 100*v)
+		}
+	}
+	for _, r := range rep.Summary {
+		if v, ok := rep.VsJSONRPC[r.Target]; ok {
+			fmt.Fprintf(w, "%s/goa2a (JSON-RPC) throughput: %.1f%%\n", r.Target, 100*v)
 		}
 	}
 	for _, r := range rep.Results {

@@ -13,19 +13,34 @@ import (
 	"github.com/goa2a/a2a/bench/bare"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/jsonrpc"
+	"github.com/goa2a/a2a/server/rest"
 )
 
 // jsonrpcPath is where both servers take requests, so routing costs the
 // same on both sides.
 const jsonrpcPath = "/a2a/jsonrpc"
 
+// restPath is where the goa2a-rest target serves the HTTP+JSON binding,
+// as a2a serve does; its SendMessage is POST restPath+"/message:send".
+const restPath = "/a2a/rest"
+
+// binding is the protocol binding a target is driven over.
+type binding int
+
+const (
+	bindJSONRPC binding = iota // POST of a JSON-RPC envelope to url
+	bindREST                   // HTTP+JSON: POST of the params object to url
+	bindGRPC                   // gRPC: SendMessage of lf.a2a.v1.A2AService at url ("host:port")
+)
+
 // testServer is one of the servers under load.
 type testServer struct {
-	name  string
-	url   string // the JSON-RPC endpoint
-	srv   *http.Server
-	a2a   *server.Handler // nil for bare
-	close func(context.Context) error
+	name    string
+	url     string  // the SendMessage endpoint; "host:port" for gRPC
+	binding binding // how clients call it
+	srv     *http.Server
+	a2a     *server.Handler // nil for bare
+	close   func(context.Context) error
 
 	// Set by targets whose load or checks differ from the echo agent's
 	// (bench/push.go); zero for the others.
@@ -87,7 +102,7 @@ func startStack(name string, agent server.Agent, opts ...server.Option) (*testSe
 	if err != nil {
 		return nil, err
 	}
-	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+"/a2a/rest"), agent, opts...)
+	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+restPath), agent, opts...)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -95,6 +110,30 @@ func startStack(name string, agent server.Agent, opts ...server.Option) (*testSe
 	mux := http.NewServeMux()
 	mux.Handle("POST "+jsonrpcPath, jsonrpc.NewHandler(h))
 	ts := serve(name, ln, base, mux)
+	ts.a2a = h
+	ts.close = func(ctx context.Context) error {
+		return errors.Join(ts.srv.Shutdown(ctx), h.Close(ctx))
+	}
+	return ts, nil
+}
+
+// startGoa2aREST serves the goa2a target's Handler (echo agent, default
+// memory store) behind the HTTP+JSON binding instead of JSON-RPC.
+func startGoa2aREST() (*testServer, error) {
+	ln, base, err := listen()
+	if err != nil {
+		return nil, err
+	}
+	h, err := server.NewHandler(echo.Card(base+jsonrpcPath, base+restPath), echo.Agent{})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(restPath+"/", http.StripPrefix(restPath, rest.NewHandler(h)))
+	ts := serve("goa2a-rest", ln, base, mux)
+	ts.url = base + restPath + "/message:send"
+	ts.binding = bindREST
 	ts.a2a = h
 	ts.close = func(ctx context.Context) error {
 		return errors.Join(ts.srv.Shutdown(ctx), h.Close(ctx))

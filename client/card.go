@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,12 +199,14 @@ func validateCard(card *a2a.AgentCard) error {
 // at protocol version 1.0; with preferred bindings, the first such entry of
 // the first preferred binding the card offers. An interface of a built-in
 // binding needs an http(s) URL; one of a [WithTransport] binding, any
-// non-empty URL, which its transport interprets.
-func selectInterface(cfg *config, card *a2a.AgentCard) (a2a.AgentInterface, error) {
+// non-empty URL, which its transport interprets. Interfaces in skip
+// (binding and URL, as returned before) are passed over: their transport
+// could not be set up.
+func selectInterface(cfg *config, card *a2a.AgentCard, skip map[[2]string]bool) (a2a.AgentInterface, error) {
 	preferred := cfg.bindings
 	usable := func(in a2a.AgentInterface) (string, bool) {
 		b, ok := cfg.supportedBinding(in.ProtocolBinding)
-		if !ok || !versionMatches(in.ProtocolVersion) || in.URL == "" {
+		if !ok || !versionMatches(in.ProtocolVersion) || in.URL == "" || skip[[2]string{b, in.URL}] {
 			return "", false
 		}
 		if _, builtin := builtinBinding(b); builtin {
@@ -273,27 +276,39 @@ func (c *Client) newState(ctx context.Context, card *a2a.AgentCard) (*state, err
 			return nil, fmt.Errorf("client: agent card verification failed: %w", err)
 		}
 	}
-	iface, err := selectInterface(c.cfg, card)
-	if err != nil {
-		return nil, err
-	}
 	creds, err := compileCredentials(c.cfg, card)
 	if err != nil {
 		return nil, err
 	}
 	cn := &conn{hc: c.cfg.httpClient, cfg: c.cfg, creds: creds, ids: &c.ids}
-	st := &state{card: card, iface: iface}
-	switch iface.ProtocolBinding {
-	case a2a.BindingJSONRPC:
-		st.t = &jsonrpcTransport{cn: cn, url: iface.URL}
-	case a2a.BindingHTTPJSON:
-		st.t = &restTransport{cn: cn, base: strings.TrimRight(iface.URL, "/")}
-	default:
-		if st.t, err = c.dial(ctx, iface, cn); err != nil {
+	// An interface whose transport cannot be set up (a URL form it does
+	// not take, say) gives way to the next usable one; its error is
+	// returned if none is left.
+	var dialErr error
+	skip := map[[2]string]bool{}
+	for {
+		iface, err := selectInterface(c.cfg, card, skip)
+		if err != nil {
+			if dialErr != nil {
+				return nil, dialErr
+			}
 			return nil, err
 		}
+		st := &state{card: card, iface: iface}
+		switch iface.ProtocolBinding {
+		case a2a.BindingJSONRPC:
+			st.t = &jsonrpcTransport{cn: cn, url: iface.URL}
+		case a2a.BindingHTTPJSON:
+			st.t = &restTransport{cn: cn, base: strings.TrimRight(iface.URL, "/")}
+		default:
+			if st.t, err = c.dial(ctx, iface, cn); err != nil {
+				dialErr = cmp.Or(dialErr, err)
+				skip[[2]string{iface.ProtocolBinding, iface.URL}] = true
+				continue
+			}
+		}
+		return st, nil
 	}
-	return st, nil
 }
 
 // RefreshCard brings the agent card up to date and returns the card in

@@ -89,6 +89,12 @@ type TransportConfig struct {
 	// a security scheme puts its API key in the query string, which a
 	// binding without URLs cannot carry.
 	Header func(ctx context.Context) (http.Header, error)
+	// CardURL is where the agent card was fetched from, "" for a client
+	// made with [NewFromCard]. A binding whose interface URL does not say
+	// whether to use TLS (gRPC's host:port) must use it when the card came
+	// over https: credentials must not travel in the clear to an agent
+	// that was found securely.
+	CardURL string
 }
 
 // WithTransport makes binding usable through transport, the interfaces
@@ -138,6 +144,7 @@ func (c *Client) dial(ctx context.Context, iface a2a.AgentInterface, cn *conn) (
 		Extensions: slices.Clone(c.cfg.extensions),
 		Timeout:    c.cfg.timeout,
 		Header:     cn.header,
+		CardURL:    c.cardURL,
 	}
 	if ht, ok := c.cfg.httpClient.Transport.(*http.Transport); ok && ht.TLSClientConfig != nil {
 		tc.TLS = ht.TLSClientConfig

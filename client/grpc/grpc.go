@@ -14,11 +14,12 @@
 //
 // The URL of a gRPC interface is taken in one of three forms:
 //
-//   - "host:port", the usual form for gRPC: plaintext (h2c), unless
-//     [WithTLS] is given or the client has TLS settings (the
-//     TLSClientConfig of the client.WithHTTPClient client's
-//     *http.Transport, as a2a --cacert and --cert make), in which case
-//     TLS with those settings;
+//   - "host:port", the usual form for gRPC: TLS when [WithTLS] is given,
+//     when the client has TLS settings (the TLSClientConfig of the
+//     client.WithHTTPClient client's *http.Transport, as a2a --cacert
+//     and --cert make), or when the card was fetched over https (then
+//     with the system's roots); plaintext (h2c) otherwise, that is for
+//     an agent found over plain http;
 //   - "https://host[:port]": TLS (port 443 by default), with the settings
 //     of [WithTLS], else the client's, else the system's roots;
 //   - "http://host[:port]": plaintext (port 80 by default).
@@ -91,8 +92,9 @@ type settings struct {
 // WithTLS makes the transport use TLS for "host:port" interfaces too, and
 // sets the configuration of every TLS connection (trusted roots, client
 // certificate for mutual TLS, server name). A nil cfg means the system's
-// roots. By default, "host:port" is plaintext unless the client has TLS
-// settings (see the package doc).
+// roots. By default, "host:port" is plaintext only for an agent whose
+// card came over plain http and a client without TLS settings (see the
+// package doc).
 func WithTLS(cfg *tls.Config) Option {
 	return func(s *settings) {
 		s.tls = true
@@ -149,6 +151,11 @@ func (d *dialer) dial(_ context.Context, iface a2a.AgentInterface, cfg client.Tr
 		}
 	case cfg.TLS != nil:
 		key.tls, key.conf = true, cfg.TLS
+	case strings.HasPrefix(strings.ToLower(cfg.CardURL), "https://"):
+		// A host:port found through a card fetched over TLS: TLS with the
+		// system's roots, never plaintext (the credentials would travel
+		// in the clear).
+		key.tls = true
 	}
 	cc, err := d.conn(key)
 	if err != nil {

@@ -110,10 +110,6 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	if f.token != "" {
 		opts = append(opts, client.WithBearerToken(f.token))
 	}
-	// The binary speaks gRPC too: a card's GRPC interface is a candidate
-	// in the card's order, over TLS for https:// URLs and, for host:port,
-	// when --cacert or --cert is given (client/grpc).
-	opts = append(opts, grpcclient.Transport())
 	switch strings.ToLower(f.binding) {
 	case "":
 	case "jsonrpc", "json-rpc":
@@ -121,7 +117,11 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	case "rest", "http+json", "httpjson":
 		opts = append(opts, client.WithBindings(a2a.BindingHTTPJSON))
 	case "grpc":
-		opts = append(opts, client.WithBindings(a2a.BindingGRPC))
+		// Only on request: a card whose first interface is an unusual gRPC
+		// URL must not keep the CLI from its JSON bindings. TLS for
+		// https:// URLs and, for host:port, when the card came over https
+		// or --cacert/--cert is given (client/grpc).
+		opts = append(opts, grpcclient.Transport(), client.WithBindings(a2a.BindingGRPC))
 	default:
 		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc, rest or grpc", f.binding))
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"path"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/goa2a/a2a/a2a"
@@ -33,14 +35,22 @@ func (s *serveRun) listenGRPC() error {
 	return nil
 }
 
-// grpcInterface is the card's entry for the gRPC binding: host:port,
-// listed after the JSON bindings.
+// declareGRPC lists the gRPC binding in the card, after the JSON
+// bindings: host:port, the host being the public one (--public-url, or
+// the HTTP listener's) and the port the gRPC listener's. Clients use TLS
+// for it when they fetched the card over https.
 func (s *serveRun) declareGRPC(card *a2a.AgentCard) {
 	if s.grpcLn == nil {
 		return
 	}
+	addr := s.grpcLn.Addr().String()
+	if u, err := url.Parse(s.base); err == nil && u.Hostname() != "" {
+		if _, port, err := net.SplitHostPort(addr); err == nil {
+			addr = net.JoinHostPort(u.Hostname(), port)
+		}
+	}
 	card.SupportedInterfaces = append(card.SupportedInterfaces, a2a.AgentInterface{
-		URL: s.grpcLn.Addr().String(), ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion,
+		URL: addr, ProtocolBinding: a2a.BindingGRPC, ProtocolVersion: a2a.ProtocolVersion,
 	})
 }
 
@@ -75,7 +85,13 @@ func (s *serveRun) newGRPCServer(guarded http.Handler) {
 	opts := []a2agrpc.Option{a2agrpc.WithLogger(s.log), a2agrpc.WithHTTPAuth(auth),
 		// Outermost (grpc.UnaryInterceptor runs before any chained one), so
 		// that refused calls are counted too.
-		a2agrpc.WithServerOptions(grpc.UnaryInterceptor(s.countUnary), grpc.StreamInterceptor(s.countStream))}
+		a2agrpc.WithServerOptions(grpc.UnaryInterceptor(s.countUnary), grpc.StreamInterceptor(s.countStream)),
+		// The connection limits of the HTTP server: calls at once per
+		// connection (as net/http's HTTP/2), the time to set a connection
+		// up (--header-timeout), and idle connections closed
+		// (--idle-timeout).
+		a2agrpc.WithServerOptions(grpc.MaxConcurrentStreams(grpcMaxStreamsPerConn), grpc.ConnectionTimeout(s.cfg.headerTimeout),
+			grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: s.cfg.idleTimeout}))}
 	if s.cfg.maxBody > 0 {
 		opts = append(opts, a2agrpc.WithMaxRecvMsgSize(int(s.cfg.maxBody)))
 	}
@@ -128,6 +144,10 @@ func (s *serveRun) printGRPC() {
 		fmt.Fprintf(s.stdout, "  gRPC        %s\n", s.grpcLn.Addr())
 	}
 }
+
+// grpcMaxStreamsPerConn bounds the calls one gRPC connection may have at
+// once, as net/http does for HTTP/2.
+const grpcMaxStreamsPerConn = 250
 
 // bindingGRPC labels gRPC streams in /metrics.
 const bindingGRPC = "grpc"

@@ -103,6 +103,11 @@ type Deliverer struct {
 
 	mu      sync.Mutex
 	flights map[configKey]*flight
+	// While a batch of claims is taken and its flights registered,
+	// claiming is set and Deleted notes the configs it deletes in gone:
+	// a job claimed before its config was deleted is then dropped.
+	claiming bool
+	gone     map[configKey]bool
 
 	delivered, failed, failing atomic.Int64
 }
@@ -325,7 +330,14 @@ func (d *Deliverer) kick() {
 // handling it); it ends within the guard's timeout, or when ctx ends.
 func (d *Deliverer) Deleted(ctx context.Context, scope store.Scope, taskID, id string) {
 	d.mu.Lock()
-	f := d.flights[configKey{scope, taskID, id}]
+	k := configKey{scope, taskID, id}
+	if d.claiming {
+		if d.gone == nil {
+			d.gone = make(map[configKey]bool)
+		}
+		d.gone[k] = true
+	}
+	f := d.flights[k]
 	if f == nil {
 		d.mu.Unlock()
 		return
@@ -379,6 +391,14 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 	if free == 0 {
 		return 0
 	}
+	d.mu.Lock()
+	d.claiming, d.gone = true, nil
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.claiming, d.gone = false, nil
+		d.mu.Unlock()
+	}()
 	jobs, err := d.q.ClaimPush(ctx, d.now(), d.lease, free)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -390,6 +410,12 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 		<-d.slot
 		k := configKey{j.Scope, j.Config.TaskID, j.Config.ID}
 		d.mu.Lock()
+		if d.gone[k] {
+			// Deleted since the claim: nothing may reach it now.
+			d.mu.Unlock()
+			d.slot <- struct{}{}
+			continue
+		}
 		if f := d.flights[k]; f != nil {
 			// Its worker here is finishing (it released the config, or
 			// its claim lapsed): it takes this claim on when done, rather
@@ -426,6 +452,17 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 					break
 				}
 				d.mu.Unlock()
+				// The claim was taken while this worker was still at it: it
+				// may have moved the cursor since. Go on from what the store
+				// says, not from the claim's copy (no event twice).
+				fresh, err := d.q.PushState(context.WithoutCancel(ctx), k.scope, k.taskID, k.id)
+				if err != nil {
+					d.mu.Lock()
+					delete(d.flights, k)
+					d.mu.Unlock()
+					break
+				}
+				next.State = fresh
 				j = *next
 			}
 			d.slot <- struct{}{}
@@ -635,9 +672,13 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 	res.Latency = time.Since(start)
 	if err != nil {
 		var refused *RefusedError
-		if errors.As(err, &refused) {
+		var redirect *RedirectError
+		switch {
+		case errors.As(err, &refused):
 			res.Err = refused // retrying will not change the address ranges
-		} else {
+		case errors.As(err, &redirect):
+			res.Err = redirect // nor the receiver's redirect
+		default:
 			res.Err = &retryable{err: err}
 		}
 		return res

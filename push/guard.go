@@ -281,6 +281,13 @@ func (e *RefusedError) Error() string {
 	return b.String()
 }
 
+// A RedirectError reports a redirect the guard would not follow: too
+// many, or one that changes the method (301, 302, 303 turn a POST into a
+// GET). Retrying would not change it.
+type RedirectError struct{ msg string }
+
+func (e *RedirectError) Error() string { return e.msg }
+
 // guardTransport refuses URLs that are not http or https before the
 // transport sees them, with an error that says so.
 type guardTransport struct{ base *http.Transport }
@@ -319,7 +326,7 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		if g.maxRedirects == 0 {
 			return http.ErrUseLastResponse
 		}
-		return fmt.Errorf("webhook redirected more than %d times", g.maxRedirects)
+		return &RedirectError{fmt.Sprintf("webhook redirected more than %d times", g.maxRedirects)}
 	}
 	first := via[0]
 	if req.Method != first.Method {
@@ -327,7 +334,7 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 		if req.Response != nil {
 			code = req.Response.StatusCode
 		}
-		return fmt.Errorf("webhook answered %d, a redirect that would turn the %s into a %s without the notification; register the webhook's final URL", code, first.Method, req.Method)
+		return &RedirectError{fmt.Sprintf("webhook answered %d, a redirect that would turn the %s into a %s without the notification; register the webhook's final URL", code, first.Method, req.Method)}
 	}
 	if err := checkURL(req.URL); err != nil {
 		return err

@@ -52,13 +52,18 @@ func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if c.ID == "" {
 		c.ID = h.newID()
 	}
+	// The stripe lock is released before the task's lock is taken:
+	// continueTask takes them in the other order (task, then stripe).
 	unlock := lockPushConfigs(scope, c.TaskID)
-	defer unlock()
-	if err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID); err != nil {
-		return nil, err
+	err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID)
+	if err == nil {
+		if err = h.store.PutPushConfig(ctx, scope, &c); err != nil {
+			err = storeErr(err, req.TaskID)
+		}
 	}
-	if err := h.store.PutPushConfig(ctx, scope, &c); err != nil {
-		return nil, storeErr(err, req.TaskID)
+	unlock()
+	if err != nil {
+		return nil, err
 	}
 	if h.pusher != nil {
 		h.mu.Lock()
@@ -97,7 +102,8 @@ func (h *Handler) checkPushConfigCap(ctx context.Context, scope store.Scope, tas
 // count and the put of CreateTaskPushNotificationConfig, so that
 // concurrent creates in one process cannot pass the cap together. Servers
 // that share a store across processes can still exceed it by one per
-// process.
+// process. Lock order: a task's lock (liveTask.mu) before a stripe, never
+// the other way round.
 var pushConfigLocks [64]sync.Mutex
 
 func lockPushConfigs(scope store.Scope, taskID string) (unlock func()) {

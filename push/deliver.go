@@ -521,7 +521,25 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 			return
 		}
 		if len(evs) == 0 {
-			release()
+			if ended || st.Delivered != lastSeq {
+				release()
+				return
+			}
+			// Caught up on a task that goes on: idle until the log grows
+			// (Append wakes it), so that claims do not look at it. An
+			// event appended between the read above and this save would
+			// find it not yet idle: look once more after.
+			next := st
+			next.NextAttempt = store.PushIdle
+			if !save(next) {
+				return
+			}
+			if _, seq, err := d.st.Get(ctx, k.scope, k.taskID); err == nil && seq > st.Delivered {
+				next.NextAttempt = time.Time{}
+				if save(next) {
+					d.kick()
+				}
+			}
 			return
 		}
 		lastSeq = evs[len(evs)-1].Seq

@@ -723,7 +723,7 @@ func TestDeliverClaimWhileFinishing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Delivered > 0 && (s.NextAttempt.IsZero() || s.NextAttempt.Year() == 9999) {
+			if s.Delivered > 0 && (s.NextAttempt.IsZero() || s.NextAttempt.Equal(store.PushIdle) || s.NextAttempt.Year() == 9999) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -733,4 +733,36 @@ func TestDeliverClaimWhileFinishing(t *testing.T) {
 		}
 	}
 	waitState(t, r, taskID, a2a.TaskStateCompleted)
+}
+
+// TestDeliverIdleUntilAppend: a config that has delivered all of a task
+// that goes on waits idle, passed over by claims, and the next event
+// wakes it.
+func TestDeliverIdleUntilAppend(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	r := newRig(t, st, newGated(2))
+	k := newHook(t, nil)
+	taskID := r.start(t, &a2a.TaskPushNotificationConfig{ID: "c", URL: k.url()})
+	r.agent.allow(1)
+	k.waitFor(t, 1)
+	deadline := time.Now().Add(e2eTimeout)
+	for {
+		s, err := st.PushState(context.Background(), store.Scope{}, taskID, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.NextAttempt.Equal(store.PushIdle) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %+v, want idle once the task's log is delivered", s)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if jobs, err := st.ClaimPush(context.Background(), time.Now(), time.Minute, 10); err != nil || len(jobs) != 0 {
+		t.Fatalf("ClaimPush of an idle config = %v, %v; want nothing", jobs, err)
+	}
+	r.agent.allow(1)
+	k.waitFor(t, 2)
 }

@@ -23,7 +23,10 @@ type PushState struct {
 	// Attempts counts the failed attempts at the event after Delivered.
 	Attempts int
 	// NextAttempt is when the config may next be worked on: the time of
-	// a retry, or the end of a worker's claim. Zero means at once.
+	// a retry, or the end of a worker's claim. Zero means at once;
+	// [PushIdle] means when the task's log grows: Append sets it to zero,
+	// atomically with the events it appends, so that a claim never looks
+	// at configs with nothing to deliver.
 	NextAttempt time.Time
 	// Failing reports that the worker gave up on the event after
 	// Delivered: the config receives nothing more until it is replaced.
@@ -31,6 +34,12 @@ type PushState struct {
 	// LastError says why the last attempt failed, "" after a success.
 	LastError string
 }
+
+// PushIdle is the NextAttempt of a config that has delivered all of its
+// task's log and waits for more: claims pass over it (it is after any
+// now), and Append wakes it. Stores keep it to the millisecond, as every
+// NextAttempt.
+var PushIdle = time.UnixMilli(253339228800000).UTC() // 9998-01-01T00:00:00Z
 
 // PushJob is a push config with work to do, as [PushQueue.ClaimPush]
 // returns it.

@@ -196,6 +196,11 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
 	}
 	r.add(events, task, enc)
+	for _, e := range r.push {
+		if e.state.NextAttempt.Equal(store.PushIdle) {
+			e.state.NextAttempt = time.Time{} // the log grew: wake it
+		}
+	}
 	return nil
 }
 

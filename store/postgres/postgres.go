@@ -272,6 +272,20 @@ SELECT pg_notify($12, $13) FROM t`),
 		// the state changed, and the notification. o locks the row and
 		// reads the state it moves from: an UPDATE returns only the new
 		// values.
+		//
+		// w wakes the task's idle push configs (next_attempt $15 is
+		// store.PushIdle). It updates every config of the task, not only
+		// the idle ones: the statement reads push_configs as of its
+		// start, and a config that a worker made idle after that (or is
+		// making idle, holding its row) would not match a test of
+		// next_attempt, though the worker, reading the task before this
+		// commits, finds nothing new. An UPDATE of a row that changed
+		// meanwhile waits for the change to commit and evaluates its SET
+		// on the new row, so the CASE sees such a config idle. The cost
+		// is a row version per config of the task on each append (for
+		// a config left as it was, a heap-only one when its page has
+		// room: no indexed value changes); a task without configs pays
+		// one probe of the primary key.
 		append: r.Replace(`WITH o AS (
 	SELECT id, state FROM {tasks}
 	WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4
@@ -288,6 +302,9 @@ SELECT pg_notify($12, $13) FROM t`),
 	SELECT $2, $3, x.state, x.delta FROM t
 	CROSS JOIN LATERAL (VALUES (t.old_state, -1), ($6, 1)) AS x(state, delta)
 	WHERE t.old_state <> $6
+), w AS (
+	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $15 THEN 0 ELSE next_attempt END
+	WHERE task_id IN (SELECT id FROM t)
 )
 SELECT pg_notify($13, $14) FROM t`),
 

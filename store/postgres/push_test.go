@@ -205,3 +205,75 @@ func TestMigrationPushState(t *testing.T) {
 		t.Errorf("ClaimPush after an append = %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestAppendWakesConfigGoingIdle: a worker that makes a config idle in a
+// transaction that commits while an Append to its task runs (here: holds
+// the config's row when the Append reaches it) must find the config
+// woken, as the worker, which read the task before the Append committed,
+// does not wake it itself. Append's statement reads push_configs as of
+// its start, when the config was not idle yet.
+func TestAppendWakesConfigGoingIdle(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openStore(t, schema, postgres.Options{})
+	admin := adminPool(t)
+	scope := store.Scope{Tenant: "t", Owner: "o"}
+	task := &a2a.Task{ID: "task-1", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a2a.TimestampOf(time.UnixMilli(1000))}}
+	if err := s.Append(ctx, scope, "task-1", 0, []store.Event{{Seq: 1, Payload: task}}, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutPushConfig(ctx, scope, &a2a.TaskPushNotificationConfig{ID: "cfg-1", TaskID: "task-1", URL: "https://example.com/hook"}); err != nil {
+		t.Fatal(err)
+	}
+	// The worker's transaction: the config goes idle, uncommitted.
+	tx, err := admin.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	push := pgx.Identifier{schema, "push_configs"}.Sanitize()
+	if _, err := tx.Exec(ctx, "UPDATE "+push+" SET next_attempt = $1 WHERE task_id = 'task-1' AND id = 'cfg-1'", store.PushIdle.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	appended := make(chan error, 1)
+	go func() {
+		ev := &a2a.TaskStatusUpdateEvent{TaskID: "task-1", ContextID: "ctx", Status: task.Status}
+		appended <- s.Append(ctx, scope, "task-1", 1, []store.Event{{Seq: 2, Payload: ev}}, task)
+	}()
+	// The Append waits for the config's row, or, if it passed over it,
+	// ends first.
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; {
+		select {
+		case err := <-appended:
+			tx.Commit(ctx)
+			st, _ := s.PushState(ctx, scope, "task-1", "cfg-1")
+			t.Fatalf("Append (%v) ended without waiting for the config going idle: it stays at %v", err, st.NextAttempt)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Append neither ended nor waited for a lock in 10s")
+		}
+		if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND query LIKE '%' || $1 || '%')`, schema).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if !waiting {
+			time.Sleep(5 * time.Millisecond) // poll
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-appended; err != nil {
+		t.Fatalf("Append: %v", err)
+	}
+	st, err := s.PushState(ctx, scope, "task-1", "cfg-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.NextAttempt.IsZero() {
+		t.Errorf("config after the Append: NextAttempt %v, want zero (woken)", st.NextAttempt)
+	}
+}

@@ -16,7 +16,8 @@ import (
 )
 
 // Append implements [store.Store]. It is one statement: the task row, the
-// events and the notification on [Store.Channel] commit together. Only a
+// events, the wake of the task's idle push configs and the notification
+// on [Store.Channel] commit together. Only a
 // failed Append costs a second query, to tell ErrNotFound from
 // ErrConflict. An empty events is an error.
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
@@ -53,7 +54,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	} else {
 		tag, err = s.pool.Exec(ctx, s.q.append,
 			taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads, s.channel, note)
+			seqs, payloads, s.channel, note, pushIdleMS)
 	}
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -79,6 +80,9 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	}
 	return fmt.Errorf("postgres: task %q is at seq %d, not %d: %w", taskID, seq, after, store.ErrConflict)
 }
+
+// pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
+var pushIdleMS = store.PushIdle.UnixMilli()
 
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

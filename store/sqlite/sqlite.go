@@ -368,6 +368,7 @@ type writeStmts struct {
 	addCount, moveCount                           *sql.Stmt
 	putPush, deletePush, taskInScope              *sql.Stmt
 	claimPush, leasePush, setPush, pushDelivered  *sql.Stmt
+	wakePush                                      *sql.Stmt
 	deleteTask, deleteEvents, deletePushes        *sql.Stmt
 	upsertRunner, deleteRunner, reapRunner        *sql.Stmt
 	insertSecret                                  *sql.Stmt
@@ -410,6 +411,10 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&ws.setPush, `UPDATE push_configs SET delivered = ?, attempts = ?, next_attempt = ?, failing = ?, last_error = ?
 	WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ? AND delivered = ?`},
 		{&ws.pushDelivered, `SELECT delivered FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
+		// Append wakes the task's idle configs (next_attempt ?2 is
+		// store.PushIdle): a range of the primary key, empty for most
+		// tasks.
+		{&ws.wakePush, `UPDATE push_configs SET next_attempt = 0 WHERE task_id = ?1 AND next_attempt = ?2`},
 
 		{&ws.deleteTask, `DELETE FROM tasks WHERE id = ?`},
 		{&ws.deleteEvents, `DELETE FROM events WHERE task_id = ?`},

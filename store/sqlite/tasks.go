@@ -91,9 +91,20 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 				return fmt.Errorf("sqlite: appending event %d to task %q: %w", after+int64(i)+1, taskID, err)
 			}
 		}
+		if after > 0 {
+			// The log grew: wake the task's idle push configs, in the
+			// same transaction (and savepoint) as the events. A new
+			// task has no configs.
+			if _, err := w.exec(s.ws.wakePush, taskID, pushIdleMS); err != nil {
+				return fmt.Errorf("sqlite: waking the push configs of task %q: %w", taskID, err)
+			}
+		}
 		return nil
 	})
 }
+
+// pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
+var pushIdleMS = store.PushIdle.UnixMilli()
 
 // Get implements [store.Store].
 func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (*a2a.Task, int64, error) {

@@ -494,3 +494,69 @@ func testPushQueueConcurrent(t *testing.T, s store.Store) {
 	}
 	checkClaimed(t, "after the race", mustClaim(t, q, pushNow, 100))
 }
+
+// testPushQueueIdle: a config whose NextAttempt is store.PushIdle is out
+// of every claim until its task's log grows; the Append that grows it
+// wakes it (NextAttempt back to zero), and leaves the other configs of
+// the task alone. A failed Append wakes nothing.
+func testPushQueueIdle(t *testing.T, s store.Store) {
+	q := pushQueue(t, s)
+	ctx := t.Context()
+	// The claims happen at the real time: PushIdle is after it.
+	now := time.Now()
+	task := newTask("task-1", "ctx-1", a2a.TaskStateSubmitted, at(0))
+	create(t, s, scopeA, task)
+	for _, id := range []string{"idle", "leased", "retry"} {
+		mustPut(t, s, scopeA, pushConfig("task-1", id, "https://example.com/"+id))
+	}
+	task, seq := grow(t, s, scopeA, task, 1, 2) // seq 3; every config is at 1
+	idle := store.PushState{Delivered: seq, NextAttempt: store.PushIdle}
+	leased := store.PushState{Delivered: 2, NextAttempt: now.Add(pushLease)}
+	retry := store.PushState{Delivered: 1, Attempts: 3, NextAttempt: now.Add(time.Hour), LastError: "503"}
+	mustSetPush(t, q, scopeA, "task-1", "idle", 1, idle)
+	mustSetPush(t, q, scopeA, "task-1", "leased", 1, leased)
+	mustSetPush(t, q, scopeA, "task-1", "retry", 1, retry)
+	// Another task's idle config, whose log does not grow.
+	other := newTask("task-2", "ctx-1", a2a.TaskStateSubmitted, at(1))
+	create(t, s, scopeA, other)
+	mustPut(t, s, scopeA, pushConfig("task-2", "idle", "https://example.com/other"))
+	grow(t, s, scopeA, other, 1, 1) // seq 2, config at 1
+	otherIdle := store.PushState{Delivered: 2, NextAttempt: store.PushIdle}
+	mustSetPush(t, q, scopeA, "task-2", "idle", 1, otherIdle)
+
+	checkPushState(t, q, scopeA, "idle config", "task-1", "idle", idle)
+	checkClaimed(t, "idle, leased and waiting configs", mustClaim(t, q, now, 10))
+
+	// Failed Appends: a stale after, a missing task, another scope.
+	snap := withStatus(task, a2a.TaskStateWorking, at(50), "stale")
+	err := s.Append(ctx, scopeA, "task-1", seq-1, []store.Event{statusEvent(seq, snap)}, snap)
+	checkErr(t, "Append after a stale seq", err, store.ErrConflict)
+	err = s.Append(ctx, scopeOwner, "task-1", seq, []store.Event{statusEvent(seq+1, snap)}, snap)
+	checkErr(t, "Append in another scope", err, store.ErrNotFound)
+	checkPushState(t, q, scopeA, "idle config after failed Appends", "task-1", "idle", idle)
+	checkClaimed(t, "after failed Appends", mustClaim(t, q, now, 10))
+
+	// A successful Append wakes the idle config of its task only.
+	_, last := grow(t, s, scopeA, task, seq, 1) // seq 4
+	woken := store.PushState{Delivered: seq}
+	checkPushState(t, q, scopeA, "idle config after an Append", "task-1", "idle", woken)
+	checkPushState(t, q, scopeA, "leased config after an Append", "task-1", "leased", leased)
+	checkPushState(t, q, scopeA, "waiting config after an Append", "task-1", "retry", retry)
+	checkPushState(t, q, scopeA, "idle config of another task", "task-2", "idle", otherIdle)
+
+	jobs := mustClaim(t, q, now, 10)
+	checkClaimed(t, "after an Append", jobs, "task-1/idle")
+	if len(jobs) == 1 {
+		if jobs[0].Seq != last {
+			t.Errorf("woken job: Seq %d, want %d", jobs[0].Seq, last)
+		}
+		want := store.PushState{Delivered: seq, NextAttempt: now.Add(pushLease)}
+		if !samePushState(jobs[0].State, want) {
+			t.Errorf("woken job: State\n got: %s\nwant: %s", pushStateString(jobs[0].State), pushStateString(want))
+		}
+	}
+	// The other configs come when they are due, as before (and the
+	// woken one again, its lease over).
+	checkClaimed(t, "when the leases end", mustClaim(t, q, now.Add(pushLease), 10), "task-1/idle", "task-1/leased")
+	checkClaimed(t, "at the retry", mustClaim(t, q, now.Add(time.Hour), 10), "task-1/idle", "task-1/leased", "task-1/retry")
+}

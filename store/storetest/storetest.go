@@ -83,6 +83,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PushQueueScope", testPushQueueScope},
 		{"PushQueueExpire", testPushQueueExpire},
 		{"PushQueueConcurrent", testPushQueueConcurrent},
+		{"PushQueueIdle", testPushQueueIdle},
 
 		// Concurrency.
 		{"ConcurrentAppend", testConcurrentAppend},

@@ -481,6 +481,12 @@ func TestMutualTLSBindings(t *testing.T) {
 				if ms.calls.Load() != before {
 					t.Errorf("%s: the agent ran", tc.name)
 				}
+				// The server logs the refused handshake on its own goroutine,
+				// which may come after the client has read the alert.
+				deadline := time.Now().Add(5 * time.Second)
+				for strings.Count(ms.log.String(), tc.reason) < logged+1 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
 				if strings.Count(ms.log.String(), tc.reason) != logged+1 {
 					t.Errorf("%s: the server did not log a handshake refused for %q:\n%s", tc.name, tc.reason, ms.log.String())
 				}

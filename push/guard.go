@@ -353,7 +353,7 @@ func (g *Guard) checkRedirect(req *http.Request, via []*http.Request) error {
 // it lasts) and cookies. The transport drops Authorization and Cookie on
 // its own for hosts other than the first and its subdomains; here any
 // other host, port or scheme counts.
-var crossHostHeaders = []string{"Authorization", TokenHeader, "X-A2A-Notification-Token", SignatureHeader, "Cookie"}
+var crossHostHeaders = []string{"Authorization", TokenHeader, legacyTokenHeader, SignatureHeader, "Cookie"}
 
 // canonicalHost is scheme://host:port with the default port filled in.
 func canonicalHost(u *url.URL) string {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -112,12 +108,11 @@ func (s *serveRun) newDeliverer() (*pushRun, error) {
 			return nil, fmt.Errorf("making a push signing key: %w", err)
 		}
 	}
-	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	kid, err := keyID("push-", &key.PublicKey)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(der)
-	signer, err := push.NewSigner("push-"+base64.RawURLEncoding.EncodeToString(sum[:12]), key, push.WithIssuer(s.base))
+	signer, err := push.NewSigner(kid, key, push.WithIssuer(s.base))
 	if err != nil {
 		return nil, err
 	}
@@ -143,9 +138,7 @@ func (p *pushRun) start() {
 	p.done.Add(1)
 	go func() {
 		defer p.done.Done()
-		if err := p.d.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			panic(err) // Run returns only ctx's error
-		}
+		_ = p.d.Run(ctx) // returns ctx's error, at stop
 	}()
 }
 

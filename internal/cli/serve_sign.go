@@ -57,12 +57,9 @@ func (g *signSettings) validate(set map[string]bool) []error {
 	}
 	g.signKey = key
 	if g.signKeyID == "" {
-		der, err := x509.MarshalPKIXPublicKey(key.Public())
-		if err != nil {
+		if g.signKeyID, err = keyID("card-", key.Public()); err != nil {
 			return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
 		}
-		sum := sha256.Sum256(der)
-		g.signKeyID = "card-" + base64.RawURLEncoding.EncodeToString(sum[:12])
 	}
 	if _, err := auth.NewCardSigner(g.signKeyID, key, ""); err != nil { // a usable key (P-256, RSA size)
 		return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
@@ -147,4 +144,16 @@ func (s *serveRun) printCardSigning() {
 	if g := s.cfg.signSettings.signer; g != nil {
 		fmt.Fprintf(s.stdout, "  card signed %s, kid %s, key at %s%s\n", g.Alg(), g.KeyID(), s.base, cardJWKSPath)
 	}
+}
+
+// keyID names a public key for the "kid" of signatures: prefix and the
+// start of the SHA-256 of its PKIX encoding, so that the same key always
+// gets the same ID.
+func keyID(prefix string, pub crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(der)
+	return prefix + base64.RawURLEncoding.EncodeToString(sum[:12]), nil
 }

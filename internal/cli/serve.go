@@ -129,11 +129,11 @@ type serveRun struct {
 // apiKeySchemeName names the --api-key scheme in the agent card.
 const apiKeySchemeName = "apiKey"
 
+// newLogger is the logger of a2a serve, at the level of --log-level (and
+// -v). Everything logs through it: the handler and its maintenance loop,
+// the bindings, the store, the push deliverer, the HTTP servers.
 func newLogger(cfg *serveConfig, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
-	if cfg.verbose {
-		opts.Level = slog.LevelDebug
-	}
+	opts := &slog.HandlerOptions{Level: cfg.level}
 	if cfg.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

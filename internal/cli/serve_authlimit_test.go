@@ -330,7 +330,8 @@ func TestAuthFailureLimitOff(t *testing.T) {
 func TestServeAuthFailureLimit(t *testing.T) {
 	t.Parallel()
 	const key = "alice-key-0123456789"
-	ts := startServe(t, "--store", "memory", "--api-key", "alice="+key, "--max-auth-failures", "2")
+	// At debug level, for the request lines: they must not hold the key either.
+	ts := startServe(t, "--store", "memory", "--api-key", "alice="+key, "--max-auth-failures", "2", "--log-level", "debug")
 	h := ts.run.srv.Handler
 	call := func(method, path, key, body string) *httptest.ResponseRecorder {
 		var rd io.Reader

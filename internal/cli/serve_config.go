@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -54,6 +56,8 @@ type serveConfig struct {
 
 	grace     time.Duration
 	logFormat string
+	logLevel  string     // as given; checked by validate
+	level     slog.Level // of --log-level and -v, made by validate
 	verbose   bool
 
 	config string
@@ -101,7 +105,9 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	cfg.limitSettings.register(fs)
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
-	fs.BoolVar(&cfg.verbose, "v", false, "debug logs: every agent failure in detail")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "least severe level logged on stderr: debug, info, warn or error; the line of each request\n"+
+		"is at debug")
+	fs.BoolVar(&cfg.verbose, "v", false, "debug logs, the same as --log-level debug: a line per request, and responses that could not be written")
 	fs.StringVar(&cfg.config, "config", "", "read settings from a JSON `FILE`: an object whose keys are these flags' names, such as\n"+
 		`{"exec": ["sh", "-c", "wc -l"], "grace": "30s", "bindings": ["jsonrpc"]}; flags given on the command line win`)
 	return fs
@@ -133,8 +139,13 @@ func parseServeArgs(args []string, stderr io.Writer) (*serveConfig, int) {
 	return cfg, ExitOK
 }
 
+// sameSetting pairs the flags that set one thing: a command line that
+// gives either of them decides it, and the file's other one is ignored.
+var sameSetting = map[string]string{"v": "log-level", "log-level": "v"}
+
 // loadServeConfig applies the config file's settings that no flag set.
 func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
+	fromFlags := maps.Clone(cfg.set)
 	data, err := os.ReadFile(cfg.config)
 	if err != nil {
 		return err
@@ -160,7 +171,7 @@ func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
 		if f == nil || key == "config" {
 			return fmt.Errorf("unknown key %q (known keys: %s)", key, configKeys(fs))
 		}
-		if cfg.set[key] {
+		if fromFlags[key] || fromFlags[sameSetting[key]] {
 			continue // the command line wins
 		}
 		if err := setFromJSON(f, settings[key]); err != nil {
@@ -255,6 +266,16 @@ func (cfg *serveConfig) validate() error {
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", cfg.logFormat))
 	}
+	level, err := parseLogLevel(cfg.logLevel)
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case cfg.verbose && cfg.set["log-level"] && level != slog.LevelDebug:
+		errs = append(errs, fmt.Errorf("-v means --log-level debug, which disagrees with --log-level %s: give one of them", cfg.logLevel))
+	case cfg.verbose:
+		level = slog.LevelDebug
+	}
+	cfg.level = level
 	sp, err := parseStoreSpec(cfg.store)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--store: %w", err))
@@ -282,6 +303,21 @@ func (cfg *serveConfig) validate() error {
 	}
 	cfg.apiKeys = keys
 	return errors.Join(errs...)
+}
+
+// parseLogLevel reads a --log-level value, in any case.
+func parseLogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return slog.LevelInfo, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
 }
 
 // execAgent reports whether the served agent runs the --exec command

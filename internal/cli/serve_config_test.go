@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,7 @@ func TestServeConfigFile(t *testing.T) {
 		"max-body": 1024,
 		"grace": "30s",
 		"log-format": "json",
+		"log-level": "debug",
 		"v": true
 	}`)
 	var stderr syncBuffer
@@ -45,7 +47,7 @@ func TestServeConfigFile(t *testing.T) {
 		agent: "echo", exec: argvFlag{"sh", "-c", "wc -l"}, dir: "/tmp", env: listFlag{"LANG=C", "A=b=c"},
 		execTimeout: 90 * time.Second, maxOutput: 4096, addr: "127.0.0.1:9000", opsAddr: "127.0.0.1:9001",
 		publicURL: "https://agents.example.com", bindings: bindingsFlag{"rest"}, store: "memory", maxBody: 1024,
-		grace: 30 * time.Second, logFormat: "json", verbose: true, config: path,
+		grace: 30 * time.Second, logFormat: "json", logLevel: "debug", level: slog.LevelDebug, verbose: true, config: path,
 	}
 	if !sameConfig(cfg, &want) {
 		t.Errorf("config\n got %+v\nwant %+v", *cfg, want)
@@ -119,6 +121,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{[]string{"--bindings", "jsonrpc,grpc"}, `unknown binding "grpc"`},
 		{[]string{"--grace", "0s"}, "--grace must be positive"},
 		{[]string{"--log-format", "xml"}, "--log-format must be text or json"},
+		{[]string{"--log-level", "verbose"}, `--log-level "verbose": want debug, info, warn or error`},
+		{[]string{"--log-level", ""}, `--log-level "": want debug, info, warn or error`},
+		{[]string{"-v", "--log-level", "warn"}, "-v means --log-level debug, which disagrees with --log-level warn"},
 		{[]string{"--store", "mysql"}, `unknown store "mysql" (want memory, sqlite, sqlite:PATH or postgres:DSN)`},
 		{[]string{"--store", "sqlite:"}, "sqlite: needs a file path"},
 		{[]string{"--store", "postgres:"}, "postgres: needs a connection string"},
@@ -141,5 +146,54 @@ func sameConfig(a, b *serveConfig) bool {
 	return a.agent == b.agent && slices.Equal(a.exec, b.exec) && a.dir == b.dir && slices.Equal(a.env, b.env) &&
 		a.execTimeout == b.execTimeout && a.maxOutput == b.maxOutput && a.addr == b.addr && a.opsAddr == b.opsAddr &&
 		a.publicURL == b.publicURL && slices.Equal(a.bindings, b.bindings) && a.store == b.store && a.maxBody == b.maxBody &&
-		a.grace == b.grace && a.logFormat == b.logFormat && a.verbose == b.verbose && a.config == b.config
+		a.grace == b.grace && a.logFormat == b.logFormat && a.logLevel == b.logLevel && a.level == b.level &&
+		a.verbose == b.verbose && a.config == b.config
+}
+
+// TestServeLogLevel: --log-level and -v, on the command line and in the
+// file; the command line decides the level, whichever of the two it gives.
+func TestServeLogLevel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		config string // the file's text, if any
+		want   slog.Level
+	}{
+		{"default", nil, "", slog.LevelInfo},
+		{"debug", []string{"--log-level", "debug"}, "", slog.LevelDebug},
+		{"warn", []string{"--log-level", "warn"}, "", slog.LevelWarn},
+		{"error", []string{"--log-level=error"}, "", slog.LevelError},
+		{"any case", []string{"--log-level", "WARN"}, "", slog.LevelWarn},
+		{"-v", []string{"-v"}, "", slog.LevelDebug},
+		{"-v and debug", []string{"-v", "--log-level", "debug"}, "", slog.LevelDebug},
+		{"-v=false", []string{"-v=false", "--log-level", "warn"}, "", slog.LevelWarn},
+		{"file", nil, `{"log-level": "warn"}`, slog.LevelWarn},
+		{"file -v", nil, `{"v": true}`, slog.LevelDebug},
+		{"flag wins", []string{"--log-level", "debug"}, `{"log-level": "error"}`, slog.LevelDebug},
+		{"flag wins over the file's -v", []string{"--log-level", "warn"}, `{"v": true}`, slog.LevelWarn},
+		{"-v wins over the file's level", []string{"-v"}, `{"log-level": "error"}`, slog.LevelDebug},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := tc.args
+			if tc.config != "" {
+				args = append([]string{"--config", writeConfig(t, tc.config)}, args...)
+			}
+			var stderr syncBuffer
+			cfg, code := parseServeArgs(args, &stderr)
+			if cfg == nil {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if cfg.level != tc.want {
+				t.Errorf("level %v, want %v", cfg.level, tc.want)
+			}
+		})
+	}
+	// A bad value in the file is refused as on the command line.
+	var stderr syncBuffer
+	cfg, code := parseServeArgs([]string{"--config", writeConfig(t, `{"log-level": "verbose"}`)}, &stderr)
+	if want := "a2a serve: --log-level \"verbose\": want debug, info, warn or error\n"; cfg != nil || code != ExitUsage || stderr.String() != want {
+		t.Errorf("exit %d, stderr %q; want %q", code, stderr.String(), want)
+	}
 }

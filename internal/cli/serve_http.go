@@ -76,8 +76,10 @@ const (
 	sniffBytes    = 1 << 10 // of a response, to find an error's kind
 )
 
-// instrument counts and times the requests next answers, and logs each.
-// Paths outside the card and the served bindings pass through untouched.
+// instrument counts and times the requests next answers, and logs each at
+// debug level (--log-level debug): a busy server would write little else
+// at info. Paths outside the card and the served bindings pass through
+// untouched.
 func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindingsFlag, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		binding, method := classify(r, bindings, maxBody)
@@ -96,6 +98,9 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 			status := rec.status()
 			errName := rec.errorName(binding)
 			m.requestDone(binding, method, status, errName, d)
+			if !log.Enabled(r.Context(), slog.LevelDebug) {
+				return
+			}
 			attrs := []slog.Attr{
 				slog.String("binding", binding), slog.String("method", method),
 				slog.Int("status", status), slog.Duration("duration", d),
@@ -106,7 +111,7 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 			if errName != "" {
 				attrs = append(attrs, slog.String("error", errName))
 			}
-			log.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+			log.LogAttrs(r.Context(), slog.LevelDebug, "request", attrs...)
 		}()
 		next.ServeHTTP(rec, r)
 	})

@@ -146,10 +146,10 @@ func TestServeBindings(t *testing.T) {
 }
 
 // TestServeJSONLogs: --log-format json writes one JSON object per line,
-// with a line per request.
+// with a line per request at --log-level debug.
 func TestServeJSONLogs(t *testing.T) {
 	t.Parallel()
-	ts := startServe(t, "--agent", "echo", "--log-format", "json")
+	ts := startServe(t, "--agent", "echo", "--log-format", "json", "--log-level", "debug")
 	if _, err := ts.client(t, a2a.BindingJSONRPC).SendMessage(t.Context(), textRequest("hi")); err != nil {
 		t.Fatal(err)
 	}

@@ -655,7 +655,7 @@ func (d *Deliverer) wait(n int, retryAfter time.Duration) time.Duration {
 // call POSTs one event to a config's webhook.
 func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, ev store.Event, attempt int) Result {
 	res := Result{TaskID: cfg.TaskID, ConfigID: cfg.ID, Seq: ev.Seq, Attempt: attempt}
-	body, err := a2a.StreamResponse{Event: ev.Payload}.MarshalJSON()
+	body, err := ev.Encode() // the stored bytes, as streams send them
 	if err != nil {
 		res.Err = fmt.Errorf("encoding event %d: %w", ev.Seq, err)
 		return res

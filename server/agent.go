@@ -153,7 +153,7 @@ func (w *Writer) Status(ctx context.Context, state a2a.TaskState, msg *a2a.Messa
 		m.ContextID, m.TaskID, m.Role = w.req.ContextID, w.req.TaskID, a2a.RoleAgent
 		msg = &m
 	}
-	return w.h.setStatus(ctx, lt, state, msg)
+	return w.h.setStatus(ctx, lt, state, msg, false)
 }
 
 // statusText is Status with a text message, none when text is "".
@@ -215,6 +215,22 @@ func (w *Writer) ArtifactChunk(ctx context.Context, art a2a.Artifact, appendPart
 }
 
 // task returns the live task, creating it on first use.
+// Flush waits until everything the agent has written so far is stored,
+// and so visible to clients, and returns the error of a write that could
+// not be stored, if any. Writes do not wait for the store (they are
+// queued, and stored together); an agent that must know its writes are
+// stored before it goes on (before it tells another system the task is
+// there, say) calls Flush.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	lt := w.lt
+	w.mu.Unlock()
+	if lt == nil {
+		return nil
+	}
+	return w.h.flushWrites(ctx, lt)
+}
+
 func (w *Writer) task(ctx context.Context) (*liveTask, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

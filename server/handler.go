@@ -50,6 +50,7 @@ type Handler struct {
 	baseCtx context.Context
 	cancel  context.CancelFunc
 	agents  sync.WaitGroup
+	flushes sync.WaitGroup // goroutines storing queued task writes
 }
 
 // Option configures a [Handler].
@@ -248,6 +249,7 @@ func (h *Handler) Close(ctx context.Context) error {
 	go func() {
 		h.maintenance.Wait()
 		h.agents.Wait()
+		h.flushes.Wait()
 		close(waited)
 	}()
 	select {

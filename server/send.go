@@ -15,9 +15,15 @@ import (
 // position in the task's log as an SSE id ("taskId:seq"). A client that
 // reconnects with that id as Last-Event-ID receives exactly the events it
 // missed.
+//
+// Data, when set, is Event encoded as the JSON of an a2a.StreamResponse:
+// the bytes the store keeps, encoded once when the event was appended and
+// shared by every subscriber, so that a binding sends them as they are. It
+// must not be modified.
 type StreamEvent struct {
 	ID    string
 	Event a2a.Event
+	Data  []byte
 }
 
 // exchange is the hand-off between a SendMessage call and the agent: it
@@ -181,17 +187,20 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 	}()
 	for {
 		if sub == nil {
+			// Subscribe first, then read the store without the task's
+			// lock (the agent's writes go on meanwhile): every event up
+			// to the task's seq at this point is stored, every later one
+			// comes through sub, and emit drops what comes twice.
 			lt.mu.Lock()
-			evs, err := h.store.Events(ctx, lt.scope, lt.id, seq)
-			if err != nil {
-				lt.mu.Unlock()
-				yield(StreamEvent{}, a2a.AsError(err))
-				return
-			}
 			ended := lt.task.Status.State.Terminal()
 			sub = newSubscriber(streamBuffer)
 			lt.subscribe(sub)
 			lt.mu.Unlock()
+			evs, err := h.store.Events(ctx, lt.scope, lt.id, seq)
+			if err != nil {
+				yield(StreamEvent{}, a2a.AsError(err))
+				return
+			}
 			for _, ev := range evs {
 				var done bool
 				if seq, done = emit(lt.id, ev, seq, yield); done {
@@ -247,13 +256,13 @@ func emit(taskID string, ev store.Event, seq int64, yield func(StreamEvent, erro
 	}
 	switch p := ev.Payload.(type) {
 	case *a2a.TaskStatusUpdateEvent:
-		if !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p}, nil) {
+		if !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil) {
 			return ev.Seq, true
 		}
 		s := p.Status.State
 		return ev.Seq, s.Terminal() || s == a2a.TaskStateInputRequired
 	case *a2a.TaskArtifactUpdateEvent:
-		return ev.Seq, !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p}, nil)
+		return ev.Seq, !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil)
 	}
 	// Client messages and the creating snapshot are part of the task, not
 	// frames of their own.
@@ -335,7 +344,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	t := lt.task
+	t := lt.head // what the agent has written, stored or queued
 	if t.Status.State.Terminal() {
 		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
 			With("taskId", t.ID).With("state", t.Status.State.String())
@@ -387,7 +396,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		if errors.Is(err, ErrTaskClosed) {
 			// Another writer of the store ended it first.
 			return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
-				With("taskId", t.ID).With("state", lt.task.Status.State.String())
+				With("taskId", t.ID).With("state", lt.head.Status.State.String())
 		}
 		return exchangeResult{}, a2a.AsError(err)
 	}

@@ -285,6 +285,9 @@ func TestStatusMessageJoinsHistoryWhenReplaced(t *testing.T) {
 			if err := step(ctx, w); err != nil {
 				return err
 			}
+			if err := w.Flush(ctx); err != nil {
+				return err
+			}
 			reached <- struct{}{}
 		}
 		return nil

@@ -37,6 +37,9 @@ func TestSettleSurvivesAStoreOutage(t *testing.T) {
 		if err := w.Working(ctx, "started"); err != nil {
 			return err
 		}
+		if err := w.Flush(ctx); err != nil {
+			return err
+		}
 		st.fail.Store(2) // the next two appends fail: the agent's last update is lost
 		return nil
 	}

@@ -263,6 +263,9 @@ func (s *stepper) Execute(ctx context.Context, req *server.Request, w *server.Wr
 	if err := w.Working(ctx, "working"); err != nil {
 		return err
 	}
+	if err := w.Flush(ctx); err != nil {
+		return err
+	}
 	s.done <- 2
 	for i := range s.artifacts + 1 {
 		if err := await(ctx, s.next); err != nil {
@@ -273,6 +276,9 @@ func (s *stepper) Execute(ctx context.Context, req *server.Request, w *server.Wr
 			err = w.Artifact(ctx, a2a.Artifact{ArtifactID: "a" + strconv.Itoa(i), Parts: []a2a.Part{a2a.TextPart(strconv.Itoa(i))}})
 		} else {
 			err = w.Complete(ctx, "done")
+		}
+		if err == nil {
+			err = w.Flush(ctx)
 		}
 		if err != nil {
 			return err

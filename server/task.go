@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,20 +14,63 @@ import (
 	"github.com/goa2a/a2a/store"
 )
 
-// liveTask is a task this process appends to or follows. All appends to a
-// task go through its lock, so the fold, the store and the subscribers see
-// the same order.
+// liveTask is a task this process appends to or follows.
+//
+// Writes go through a queue. A write is folded at once into head, the task
+// as it will be once everything queued is stored, so that the rules (no
+// event after a terminal state, ...) are checked against it, and queued;
+// one flush at a time stores everything queued in one Append, outside the
+// lock, while more writes queue behind it. An agent does not wait for the
+// store (unless the queue is full: a slow store slows the agent, it never
+// grows memory); a client's write (a message continuing the task, a
+// cancel) waits for its own event to be stored. Subscribers see an event
+// only once the store has it, so task and seq are the stored fold and its
+// last seq, and the store, the fold and the subscribers see one order.
 type liveTask struct {
 	id    string
 	scope store.Scope
 
 	mu     sync.Mutex
-	task   *a2a.Task // the fold of the log up to seq; never modified
+	task   *a2a.Task // the fold of the stored log up to seq; never modified
 	seq    int64
+	head   *a2a.Task // the fold of the log and of queue
+	queue  []queued  // writes not yet stored, in order
+	qbytes int       // Data bytes in queue
+	// flushing is set while a flush goroutine owns the queue; drained is
+	// closed (and replaced) each time a flush has stored or given up on
+	// what it took.
+	flushing bool
+	inflight int // events of the Append in progress
+	drained  chan struct{}
+	// lost is why queued writes that nobody waited for were dropped (the
+	// store failed); the agent's next write returns it.
+	lost error
+	// created is the exchange to resolve once the task's first event is
+	// stored.
+	created *exchange
+
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
 	broken bool                    // creation failed; the task does not exist
 	pushed bool                    // the task has push configs: tell the Pusher of appends
+}
+
+// queued is a write waiting in a liveTask's queue.
+type queued struct {
+	ev   store.Event // Seq is set when it is stored
+	task *a2a.Task   // head after it
+	done chan error  // for writers that wait; buffered
+}
+
+// Bounds of a task's queue: an agent that writes faster than the store
+// commits waits when either is reached.
+const (
+	maxQueued      = 512
+	maxQueuedBytes = 1 << 20
+)
+
+func newLiveTask(id string, scope store.Scope, task *a2a.Task, seq int64) *liveTask {
+	return &liveTask{id: id, scope: scope, task: task, seq: seq, head: task, drained: make(chan struct{})}
 }
 
 // update is one appended event and the task as it stood after it.
@@ -45,14 +89,14 @@ const (
 )
 
 type subscriber struct {
-	ch   chan update
-	lost bool // guarded by liveTask.mu: ch was closed because it was full
+	ch   chan *update // shared by every subscriber of the event
+	lost bool         // guarded by liveTask.mu: ch was closed because it was full
 }
 
-func newSubscriber(buffer int) *subscriber { return &subscriber{ch: make(chan update, buffer)} }
+func newSubscriber(buffer int) *subscriber { return &subscriber{ch: make(chan *update, buffer)} }
 
 // publish hands u to every subscriber without blocking. Callers hold lt.mu.
-func (lt *liveTask) publish(u update) {
+func (lt *liveTask) publish(u *update) {
 	for s := range lt.subs {
 		select {
 		case s.ch <- u:
@@ -88,7 +132,7 @@ func (h *Handler) getLive(ctx context.Context, scope store.Scope, id string) (*l
 			return nil, storeErr(store.ErrNotFound, id)
 		}
 		lt.mu.Lock()
-		broken := lt.broken
+		broken := lt.broken || lt.seq == 0 // not stored yet: nobody knows its id
 		lt.mu.Unlock()
 		if !broken {
 			return lt, nil
@@ -111,48 +155,284 @@ func (h *Handler) getLive(ctx context.Context, scope store.Scope, id string) (*l
 	if lt, ok := h.live[id]; ok { // loaded concurrently
 		return lt, nil
 	}
-	lt = &liveTask{id: id, scope: scope, task: task, seq: seq, pushed: pushed}
+	lt = newLiveTask(id, scope, task, seq)
+	lt.pushed = pushed
 	if !task.Status.State.Terminal() {
 		h.live[id] = lt
 	}
 	return lt, nil
 }
 
-// appendLocked folds events into the task, stores them, and publishes them.
-// Callers hold lt.mu. It refuses any event after a terminal state.
+// enqueueLocked folds payloads into the head of the task and queues them
+// for the store, starting a flush unless one runs. Callers hold lt.mu. It
+// refuses any event after a terminal state (ErrTaskClosed), and a write to
+// a task whose creation failed.
+//
+// With wait, the returned channel receives the outcome of storing the last
+// of payloads. Without, an agent's write, it waits only while the queue is
+// full (returning ctx.Err() if ctx ends first), and returns the reason of
+// an earlier write that was lost instead, once.
+func (h *Handler) enqueueLocked(ctx context.Context, lt *liveTask, wait bool, payloads ...a2a.Event) (<-chan error, error) {
+	for {
+		if lt.broken {
+			return nil, cmp.Or(lt.lost, storeErr(store.ErrNotFound, lt.id))
+		}
+		if lt.head.Status.State.Terminal() {
+			return nil, ErrTaskClosed
+		}
+		if !wait && lt.lost != nil {
+			err := lt.lost
+			lt.lost = nil
+			return nil, err
+		}
+		if wait || (len(lt.queue) < maxQueued && lt.qbytes < maxQueuedBytes) {
+			break
+		}
+		drained := lt.drained
+		lt.mu.Unlock()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			lt.mu.Lock()
+			return nil, ctx.Err()
+		}
+		lt.mu.Lock()
+	}
+	start := len(lt.queue)
+	for _, p := range payloads {
+		ev := store.Event{Payload: p}
+		data, err := ev.Encode()
+		if err != nil {
+			lt.queue = lt.queue[:start]
+			return nil, fmt.Errorf("server: encoding an event of task %s: %w", lt.id, err)
+		}
+		ev.Data = data
+		lt.queue = append(lt.queue, queued{ev: ev})
+	}
+	for i := start; i < len(lt.queue); i++ {
+		lt.head = lt.head.Apply(lt.queue[i].ev.Payload)
+		lt.queue[i].task = lt.head
+		lt.qbytes += len(lt.queue[i].ev.Data)
+	}
+	var done chan error
+	if wait {
+		done = make(chan error, 1)
+		lt.queue[len(lt.queue)-1].done = done
+	}
+	if !lt.flushing {
+		lt.flushing = true
+		h.flushes.Add(1)
+		go h.flush(lt)
+	}
+	return done, nil
+}
+
+// flushWrites waits until every write queued for lt so far is stored, or
+// given up on, and returns why a write was lost, if one was.
+func (h *Handler) flushWrites(ctx context.Context, lt *liveTask) error {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	target := lt.seq + int64(lt.inflight+len(lt.queue))
+	for lt.flushing && lt.seq < target {
+		drained := lt.drained
+		lt.mu.Unlock()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			lt.mu.Lock()
+			return ctx.Err()
+		}
+		lt.mu.Lock()
+	}
+	err := lt.lost
+	if !lt.broken {
+		lt.lost = nil
+	}
+	return err
+}
+
+// appendLocked queues payloads and waits until they are stored. Callers
+// hold lt.mu, which is released while waiting: other writes and the
+// publishing of the events happen meanwhile.
+func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2a.Event) error {
+	done, err := h.enqueueLocked(ctx, lt, true, payloads...)
+	if err != nil {
+		return err
+	}
+	lt.mu.Unlock()
+	err = <-done
+	lt.mu.Lock()
+	return err
+}
+
+// flush stores what is queued for lt, one Append at a time, each taking
+// everything queued when it starts, until the queue is empty.
 //
 // Another process sharing the store (a replica, or a Handler recovering
 // orphans) may have appended first; the store then reports a conflict.
-// appendLocked catches up with what was appended (publishing it to this
-// process's subscribers) and tries again on top of it, a few times, so no
-// update is lost; events are applied to whatever the task has become, and
-// once it is terminal they are refused with ErrTaskClosed.
-func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2a.Event) error {
+// flush catches up with what was appended (publishing it to this process's
+// subscribers) and applies the queue again on top of it, a few times, so
+// no update is lost; events are applied to whatever the task has become,
+// and once it is terminal the rest are refused with ErrTaskClosed.
+func (h *Handler) flush(lt *liveTask) {
+	defer h.flushes.Done()
 	const attempts = 4
-	for i := 1; ; i++ {
-		err := h.tryAppendLocked(ctx, lt, payloads)
-		if !errors.Is(err, store.ErrConflict) || i == attempts {
-			return err
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	conflicts := 0
+	for len(lt.queue) > 0 {
+		n := len(lt.queue)
+		if lt.seq == 0 && lt.created != nil && lt.created.pushConfig != nil {
+			// The webhook of a new task is registered once the task
+			// exists, and starts after its first event: store that alone.
+			n = 1
 		}
-		if rerr := h.catchUpLocked(ctx, lt); rerr != nil {
-			return errors.Join(err, rerr)
+		batch := lt.queue[:n:n]
+		after := lt.seq
+		events := make([]store.Event, n)
+		for i, q := range batch {
+			events[i] = q.ev
+			events[i].Seq = after + int64(i) + 1
 		}
+		lt.queue = slices.Clone(lt.queue[n:])
+		for _, q := range batch {
+			lt.qbytes -= len(q.ev.Data)
+		}
+		lt.inflight = n
+		lt.mu.Unlock()
+		// Durability first: an event reaches no client before the store has it.
+		err := h.store.Append(context.Background(), lt.scope, lt.id, after, events, batch[n-1].task)
+		lt.mu.Lock()
+		lt.inflight = 0
+		switch {
+		case err == nil:
+			conflicts = 0
+			h.storedLocked(lt, batch, events)
+		case errors.Is(err, store.ErrConflict) && after > 0 && conflicts+1 < attempts:
+			conflicts++
+			lt.queue = append(batch, lt.queue...)
+			for _, q := range batch {
+				lt.qbytes += len(q.ev.Data)
+			}
+			if cerr := h.catchUpLocked(context.Background(), lt); cerr != nil {
+				h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, errors.Join(err, cerr)))
+				break
+			}
+			h.refoldLocked(lt)
+		default:
+			lt.queue = append(batch, lt.queue...)
+			h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
+		}
+		close(lt.drained)
+		lt.drained = make(chan struct{})
 	}
+	lt.flushing = false
 }
 
+// storedLocked makes a stored batch the task's latest state: the exchange
+// of a new task resolves, subscribers get the events, waiting writers
+// their answer.
+func (h *Handler) storedLocked(lt *liveTask, batch []queued, events []store.Event) {
+	for i, q := range batch {
+		lt.task, lt.seq = q.task, events[i].Seq
+		if lt.seq == 1 {
+			h.createdLocked(lt)
+		}
+		lt.publish(&update{ev: events[i], task: q.task})
+		if h.onState != nil {
+			switch e := events[i].Payload.(type) {
+			case *a2a.TaskStatusUpdateEvent:
+				h.onState(lt.id, e.Status.State)
+			case *a2a.Task:
+				h.onState(lt.id, e.Status.State)
+			}
+		}
+		if q.done != nil {
+			q.done <- nil
+		}
+	}
+	h.afterAppendLocked(lt)
+}
+
+// refoldLocked applies the queue again on top of the task as stored, after
+// a catch-up: writes that a terminal state now forbids are refused.
+func (h *Handler) refoldLocked(lt *liveTask) {
+	head := lt.task
+	kept := lt.queue[:0]
+	lt.qbytes = 0
+	for _, q := range lt.queue {
+		if head.Status.State.Terminal() {
+			if q.done != nil {
+				q.done <- ErrTaskClosed
+			}
+			continue
+		}
+		head = head.Apply(q.ev.Payload)
+		q.task = head
+		kept = append(kept, q)
+		lt.qbytes += len(q.ev.Data)
+	}
+	clear(lt.queue[len(kept):])
+	lt.queue, lt.head = kept, head
+}
+
+// dropLocked gives up on everything queued: the store failed. Writers that
+// wait get err; the agent gets it at its next write. A task whose creation
+// failed does not exist.
+func (h *Handler) dropLocked(lt *liveTask, err error) {
+	waited := false
+	for _, q := range lt.queue {
+		if q.done != nil {
+			q.done <- err
+			waited = true
+		}
+	}
+	if !waited {
+		lt.lost = err
+	}
+	lt.queue, lt.qbytes = nil, 0
+	if lt.task != nil {
+		lt.head = lt.task
+	}
+	if lt.seq == 0 {
+		lt.broken, lt.lost = true, err
+		h.mu.Lock()
+		if h.live[lt.id] == lt {
+			delete(h.live, lt.id)
+		}
+		h.mu.Unlock()
+		if ex := lt.created; ex != nil {
+			lt.created = nil
+			ex.resolve(exchangeResult{err: fmt.Errorf("server: storing new task: %w", err)})
+		}
+	}
+	h.log.Error("storing task updates", "task", lt.id, "err", err)
+}
+
+// tryAppendLocked stores payloads at once, while the caller holds lt.mu,
+// once: a conflict is returned, not retried. It is for recovery, which
+// must append after exactly the seq it found, on a task nothing else in
+// this process writes to (the queue is empty).
 func (h *Handler) tryAppendLocked(ctx context.Context, lt *liveTask, payloads []a2a.Event) error {
 	if lt.task.Status.State.Terminal() {
 		return ErrTaskClosed
+	}
+	if lt.flushing || len(lt.queue) > 0 {
+		return fmt.Errorf("server: task %s has writes queued: %w", lt.id, store.ErrConflict)
 	}
 	task := lt.task
 	events := make([]store.Event, len(payloads))
 	tasks := make([]*a2a.Task, len(payloads))
 	for i, p := range payloads {
-		task = fold(task, p)
+		task = task.Apply(p)
 		events[i] = store.Event{Seq: lt.seq + int64(i) + 1, Payload: p}
+		data, err := events[i].Encode()
+		if err != nil {
+			return fmt.Errorf("server: encoding an event of task %s: %w", lt.id, err)
+		}
+		events[i].Data = data
 		tasks[i] = task
 	}
-	// Durability first: an event reaches no client before the store has it.
 	if err := h.store.Append(context.WithoutCancel(ctx), lt.scope, lt.id, lt.seq, events, task); err != nil {
 		return fmt.Errorf("server: storing task %s: %w", lt.id, err)
 	}
@@ -162,16 +442,25 @@ func (h *Handler) tryAppendLocked(ctx context.Context, lt *liveTask, payloads []
 
 // advanceLocked makes appended events the task's latest state and hands
 // them to subscribers. A task that became terminal stops being live.
+// Callers make sure nothing is queued, or apply the queue again on top
+// (refoldLocked).
 func (h *Handler) advanceLocked(lt *liveTask, events []store.Event, tasks []*a2a.Task) {
 	lt.task, lt.seq = tasks[len(tasks)-1], events[len(events)-1].Seq
-	if lt.pushed {
-		h.pusher.Appended(lt.scope, lt.id, lt.seq)
-	}
+	lt.head = lt.task
 	for i := range events {
-		lt.publish(update{ev: events[i], task: tasks[i]})
+		lt.publish(&update{ev: events[i], task: tasks[i]})
 		if su, ok := events[i].Payload.(*a2a.TaskStatusUpdateEvent); ok && h.onState != nil {
 			h.onState(lt.id, su.Status.State)
 		}
+	}
+	h.afterAppendLocked(lt)
+}
+
+// afterAppendLocked tells the Pusher that the task's log grew; a task that
+// became terminal stops being live.
+func (h *Handler) afterAppendLocked(lt *liveTask) {
+	if lt.pushed {
+		h.pusher.Appended(lt.scope, lt.id, lt.seq)
 	}
 	if lt.task.Status.State.Terminal() {
 		h.mu.Lock()
@@ -199,7 +488,7 @@ func (h *Handler) catchUpLocked(ctx context.Context, lt *liveTask) error {
 		if ev.Seq != lt.seq+int64(i)+1 {
 			return fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, lt.seq+int64(i)+1)
 		}
-		task = fold(task, ev.Payload)
+		task = task.Apply(ev.Payload)
 		tasks[i] = task
 	}
 	h.advanceLocked(lt, evs, tasks)
@@ -212,49 +501,10 @@ func (h *Handler) catchUpLocked(ctx context.Context, lt *liveTask) error {
 	return nil
 }
 
-// fold applies one event to t and returns the new snapshot; t is not
-// modified. The status message moves into history only when a newer status
-// replaces it (A2A §3.7; the A2A 101 kit's bookkeeping).
-//
-// Snapshots share backing arrays: appending to a slice of the latest
-// snapshot never disturbs older ones, which only see their own length. This
-// keeps a long stream of chunks linear instead of quadratic.
-func fold(t *a2a.Task, ev a2a.Event) *a2a.Task {
-	n := *t
-	switch e := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
-		if t.Status.Message != nil {
-			n.History = append(t.History, *t.Status.Message)
-		}
-		n.Status = e.Status
-	case *a2a.TaskArtifactUpdateEvent:
-		i := slices.IndexFunc(t.Artifacts, func(a a2a.Artifact) bool { return a.ArtifactID == e.Artifact.ArtifactID })
-		switch {
-		case i < 0:
-			// A new artifact; an append for an unknown id starts one too.
-			n.Artifacts = append(t.Artifacts, e.Artifact)
-		case e.Append:
-			n.Artifacts = slices.Clone(t.Artifacts)
-			a := &n.Artifacts[i]
-			a.Parts = append(a.Parts, e.Artifact.Parts...)
-			if e.Artifact.Name != "" {
-				a.Name = e.Artifact.Name
-			}
-			if e.Artifact.Description != "" {
-				a.Description = e.Artifact.Description
-			}
-		default:
-			n.Artifacts = slices.Clone(t.Artifacts)
-			n.Artifacts[i] = e.Artifact
-		}
-	case *a2a.Message:
-		n.History = append(t.History, *e)
-	}
-	return &n
-}
-
 // createTask starts the task of a new exchange in the submitted state, with
-// the client's message as the first history entry.
+// the client's message as the first history entry. The task is queued like
+// any write, so that the agent's first events may be stored with it in one
+// Append; the exchange resolves once it is stored (createdLocked).
 func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*liveTask, error) {
 	task := &a2a.Task{
 		ID:        req.TaskID,
@@ -262,65 +512,85 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 		Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: h.stamp()},
 		History:   []a2a.Message{*req.Message},
 	}
-	lt := &liveTask{id: req.TaskID, scope: ex.scope, task: task, seq: 1}
+	ev := store.Event{Payload: task}
+	data, err := ev.Encode()
+	if err != nil {
+		err = fmt.Errorf("server: encoding new task: %w", err)
+		ex.resolve(exchangeResult{err: err})
+		return nil, err
+	}
+	ev.Data = data
+	lt := newLiveTask(req.TaskID, ex.scope, nil, 0)
+	lt.head, lt.created = task, ex
+	lt.queue = []queued{{ev: ev, task: task}}
+	lt.qbytes = len(data)
+	lt.execs = map[*execution]struct{}{ex.exec: {}}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	h.mu.Lock()
 	h.live[lt.id] = lt
 	h.mu.Unlock()
-	events := []store.Event{{Seq: 1, Payload: task}}
-	if err := h.store.Append(context.WithoutCancel(ctx), ex.scope, lt.id, 0, events, task); err != nil {
-		lt.broken = true
-		h.mu.Lock()
-		delete(h.live, lt.id)
-		h.mu.Unlock()
-		err = fmt.Errorf("server: storing new task: %w", err)
-		ex.resolve(exchangeResult{err: err})
-		return nil, err
+	lt.flushing = true
+	h.flushes.Add(1)
+	go h.flush(lt)
+	return lt, nil
+}
+
+// createdLocked finishes the creation of a task once its first event is
+// stored: its webhook from the SendMessage is registered, and the caller of
+// SendMessage gets the task and a subscription from seq 1 on.
+func (h *Handler) createdLocked(lt *liveTask) {
+	ex := lt.created
+	if ex == nil {
+		return
 	}
+	lt.created = nil
 	if cfg := ex.pushConfig; cfg != nil {
 		c := *cfg
 		c.TaskID, c.Tenant = lt.id, ex.scope.Tenant
 		if c.ID == "" {
 			c.ID = h.newID()
 		}
-		if err := h.store.PutPushConfig(context.WithoutCancel(ctx), ex.scope, &c); err != nil {
+		if err := h.store.PutPushConfig(context.Background(), ex.scope, &c); err != nil {
 			h.log.Error("storing push config of new task", "task", lt.id, "err", err)
 		} else {
 			lt.pushed = h.pusher != nil
 		}
 	}
-	if h.onState != nil {
-		h.onState(lt.id, task.Status.State)
-	}
-	lt.execs = map[*execution]struct{}{ex.exec: {}}
 	sub := newSubscriber(ex.buffer)
-	if ex.resolve(exchangeResult{lt: lt, task: task, seq: 1, sub: sub}) {
+	if ex.resolve(exchangeResult{lt: lt, task: lt.task, seq: 1, sub: sub}) {
 		lt.subscribe(sub) // under lt.mu: no event can come before it
 	}
-	return lt, nil
 }
 
-// setStatus appends a status update stamped now.
-func (h *Handler) setStatus(ctx context.Context, lt *liveTask, state a2a.TaskState, msg *a2a.Message) error {
+// setStatus queues a status update stamped now. With wait, it returns once
+// the update is stored.
+func (h *Handler) setStatus(ctx context.Context, lt *liveTask, state a2a.TaskState, msg *a2a.Message, wait bool) error {
 	if !state.Valid() {
 		return fmt.Errorf("server: invalid task state %v", state)
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	if state == a2a.TaskStateSubmitted && lt.task.Status.State != a2a.TaskStateSubmitted {
+	if lt.broken {
+		return lt.lost
+	}
+	if cur := lt.head.Status.State; state == a2a.TaskStateSubmitted && cur != a2a.TaskStateSubmitted {
 		// Submitted is where a task starts, never where it returns
 		// (REQUIREMENTS R034).
-		return fmt.Errorf("server: a task in %v cannot go back to %v", lt.task.Status.State, state)
+		return fmt.Errorf("server: a task in %v cannot go back to %v", cur, state)
 	}
 	ev := &a2a.TaskStatusUpdateEvent{
-		TaskID: lt.id, ContextID: lt.task.ContextID,
+		TaskID: lt.id, ContextID: lt.head.ContextID,
 		Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: h.stamp()},
 	}
-	return h.appendLocked(ctx, lt, ev)
+	if wait {
+		return h.appendLocked(ctx, lt, ev)
+	}
+	_, err := h.enqueueLocked(ctx, lt, false, ev)
+	return err
 }
 
-// addArtifact appends an artifact update.
+// addArtifact queues an artifact update.
 func (h *Handler) addArtifact(ctx context.Context, lt *liveTask, art a2a.Artifact, appendParts, lastChunk bool) error {
 	if art.ArtifactID == "" {
 		art.ArtifactID = h.newID()
@@ -330,11 +600,15 @@ func (h *Handler) addArtifact(ctx context.Context, lt *liveTask, art a2a.Artifac
 	}
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
+	if lt.broken {
+		return lt.lost
+	}
 	ev := &a2a.TaskArtifactUpdateEvent{
-		TaskID: lt.id, ContextID: lt.task.ContextID,
+		TaskID: lt.id, ContextID: lt.head.ContextID,
 		Artifact: art, Append: appendParts, LastChunk: lastChunk,
 	}
-	return h.appendLocked(ctx, lt, ev)
+	_, err := h.enqueueLocked(ctx, lt, false, ev)
+	return err
 }
 
 // execution is one running call of the agent.
@@ -401,8 +675,12 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 	if lt != nil {
 		lt.mu.Lock()
 		delete(lt.execs, w.exec)
-		state := lt.task.Status.State
+		state := lt.head.Status.State // what the agent left, stored or queued
+		broken := lt.broken
 		lt.mu.Unlock()
+		if broken {
+			return // the task was never stored; its caller was told
+		}
 		if state.Terminal() || state.Interrupted() {
 			if err != nil && !errors.Is(err, context.Canceled) {
 				h.log.Warn("agent returned an error after its task ended", "task", lt.id, "state", state, "err", err)
@@ -439,7 +717,7 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 func (h *Handler) failSettled(lt *liveTask, msg *a2a.Message) {
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := h.setStatus(context.Background(), lt, a2a.TaskStateFailed, msg)
+		err := h.setStatus(context.Background(), lt, a2a.TaskStateFailed, msg, true)
 		if err == nil || errors.Is(err, ErrTaskClosed) {
 			return
 		}

@@ -137,7 +137,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		return nil, err
 	}
 	lt.mu.Lock()
-	t := lt.task
+	t := lt.head // a terminal state the agent has queued comes first
 	if s := t.Status.State; s.Terminal() {
 		lt.mu.Unlock()
 		return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "").With("taskId", t.ID).With("state", s.String())
@@ -148,6 +148,9 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 		Status: a2a.TaskStatus{State: a2a.TaskStateCanceled, Message: msg, Timestamp: h.stamp()},
 	})
 	t = lt.task
+	if errors.Is(err, ErrTaskClosed) {
+		t = lt.head
+	}
 	execs := lt.execs
 	lt.execs = nil
 	lt.mu.Unlock()

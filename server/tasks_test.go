@@ -353,6 +353,9 @@ func TestCancelTask(t *testing.T) {
 		if err := w.Working(ctx, "working"); err != nil {
 			return err
 		}
+		if err := w.Flush(ctx); err != nil {
+			return err
+		}
 		started <- req.TaskID
 		<-ctx.Done()
 		observed <- ctx.Err()

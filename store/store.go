@@ -45,9 +45,25 @@ type Scope struct {
 //   - *a2a.TaskStatusUpdateEvent or *a2a.TaskArtifactUpdateEvent: agent
 //     progress, as streamed to clients;
 //   - *a2a.Message: a client message that continued the task.
+//
+// Data is Payload encoded as the JSON of an a2a.StreamResponse: the bytes
+// the JSON bindings send and the stores keep. A writer may set it (it must
+// then be exactly that encoding of Payload) so that the store keeps these
+// bytes instead of encoding the event again; every Store sets it on the
+// events it returns, so that readers (streams, push) pass the stored bytes
+// on instead of encoding the event once more. Nobody modifies it.
 type Event struct {
 	Seq     int64
 	Payload a2a.Event
+	Data    []byte
+}
+
+// Encode returns ev.Data, encoding ev.Payload when it is not set.
+func (ev Event) Encode() ([]byte, error) {
+	if ev.Data != nil {
+		return ev.Data, nil
+	}
+	return a2a.StreamResponse{Event: ev.Payload}.AppendJSON(nil)
 }
 
 // ListQuery selects tasks for ListTasks. Results are ordered by status
@@ -86,7 +102,12 @@ type ListResult struct {
 // Implementations must be safe for concurrent use.
 type Store interface {
 	// Append adds events to the log of task taskID, which must currently
-	// end at seq after, and replaces its snapshot with task. With after 0
+	// end at seq after, and replaces its snapshot with task, which must be
+	// the fold of the whole log (see [a2a.Task.Apply]) after the events.
+	// A store may keep the snapshot of an earlier seq and fold the events
+	// after it when it reads the task (see [SnapshotDue]), so that an
+	// append costs the same however long the log: Get and List return
+	// the same task either way. With after 0
 	// it creates the task in scope (ErrConflict if the id exists in any
 	// scope; ids are server-generated, so this reveals nothing). Events
 	// are numbered after+1, after+2, ... and must carry those numbers;
@@ -101,7 +122,8 @@ type Store interface {
 	// folded into it.
 	Get(ctx context.Context, scope Scope, taskID string) (*a2a.Task, int64, error)
 
-	// Events returns the events of a task with Seq > after, in order.
+	// Events returns the events of a task with Seq > after, in order,
+	// each with its Data set.
 	Events(ctx context.Context, scope Scope, taskID string, after int64) ([]Event, error)
 
 	// List returns one page of the tasks in scope that match q.
@@ -202,4 +224,28 @@ func (c Cursor) Before(ts time.Time, id string) bool {
 		return ts.After(c.Timestamp)
 	}
 	return id > c.ID
+}
+
+// SnapshotDue reports whether a store that keeps a task's snapshot apart
+// from its log should write the snapshot now, at an Append, rather than
+// leave the events since the last one to be folded on read: when the task
+// reaches a terminal or interrupted state (it is then read more than it is
+// written), or when the events since the last snapshot (tail bytes of
+// their Data) outweigh the snapshot (snap bytes) and a minimum. Writing it
+// at that point costs, spread over the events, a constant per event byte,
+// however long the task grows, and a read folds at most as many bytes as
+// the snapshot holds.
+func SnapshotDue(state a2a.TaskState, snap, tail int) bool {
+	const minTail = 4 << 10
+	return state.Terminal() || state.Interrupted() || (tail >= minTail && tail >= snap)
+}
+
+// Fold returns snap, the task at some seq, with the events after it
+// applied in order ([a2a.Task.Apply]): how a store that keeps older
+// snapshots rebuilds the task.
+func Fold(snap *a2a.Task, events []Event) *a2a.Task {
+	for _, ev := range events {
+		snap = snap.Apply(ev.Payload)
+	}
+	return snap
 }

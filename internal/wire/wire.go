@@ -141,8 +141,11 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 type StreamFormat struct {
 	// KeepAlive is the idle time before a keep-alive comment; 0 for none.
 	KeepAlive time.Duration
-	// Frame encodes the data of one event.
-	Frame func(a2a.Event) ([]byte, error)
+	// Frame encodes the data of one event. data, when not nil, is the
+	// event already encoded as an a2a.StreamResponse (the bytes the store
+	// keeps, shared by every subscriber): a frame built from it costs no
+	// encoding.
+	Frame func(ev a2a.Event, data []byte) ([]byte, error)
 	// Error answers an error that came before the first frame, as a plain
 	// (non-stream) error response.
 	Error func(w http.ResponseWriter, err error)
@@ -184,7 +187,7 @@ func Stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error], 
 		if sw == nil {
 			sw = sse.Start(w, f.KeepAlive)
 		}
-		b, err := f.Frame(ev.Event)
+		b, err := f.Frame(ev.Event, ev.Data)
 		if err != nil {
 			fail(a2a.NewError(a2a.CodeInternal, "").WithCause(err))
 			return

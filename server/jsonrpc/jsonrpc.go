@@ -252,13 +252,26 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 func (j *Handler) stream(w http.ResponseWriter, id json.RawMessage, events iter.Seq2[server.StreamEvent, error]) {
 	wire.Stream(w, events, wire.StreamFormat{
 		KeepAlive: j.keepAlive,
-		Frame: func(ev a2a.Event) ([]byte, error) {
+		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
+			if data != nil {
+				return appendResponse(make([]byte, 0, len(data)+len(id)+32), id, data), nil
+			}
 			return marshalResponse(id, a2a.StreamResponse{Event: ev})
 		},
 		Error:     func(w http.ResponseWriter, err error) { j.writeError(w, http.StatusOK, id, err) },
 		ErrorData: func(e *a2a.Error) []byte { return marshalError(id, e) },
 		Log:       j.log,
 	})
+}
+
+// appendResponse appends a JSON-RPC response whose result is the encoded
+// JSON result.
+func appendResponse(b []byte, id json.RawMessage, result []byte) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
 }
 
 func marshalResponse(id json.RawMessage, result any) ([]byte, error) {

@@ -68,7 +68,12 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error]) {
 	wire.Stream(w, events, wire.StreamFormat{
 		KeepAlive: rh.keepAlive,
-		Frame:     func(ev a2a.Event) ([]byte, error) { return a2a.StreamResponse{Event: ev}.AppendJSON(nil) },
+		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
+			if data != nil {
+				return data, nil
+			}
+			return a2a.StreamResponse{Event: ev}.AppendJSON(nil)
+		},
 		Error:     func(w http.ResponseWriter, err error) { rh.writeError(w, 0, err) },
 		ErrorData: func(e *a2a.Error) []byte { return marshalError(e.Code.HTTPStatus(), e) },
 		Log:       rh.log,

@@ -23,7 +23,7 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 	for i, task := range tasks {
 		events := []store.Event{{Seq: 1, Payload: task}}
 		r := &record{scope: scope, events: make([]store.Event, 0, 4)}
-		r.add(events, task, encode(events, task))
+		r.add(task, encode(events, task))
 		recs[i] = r
 	}
 	s.mu.Lock()

@@ -43,12 +43,11 @@ type pushEntry struct {
 type record struct {
 	scope store.Scope
 	seq   int64
-	// A task that can still change is kept as values, and its log also
-	// as JSON, ready to freeze.
-	task    *a2a.Task
-	events  []store.Event
-	logJSON []byte
-	broken  bool // an event would not encode: keep the values
+	// A task that can still change is kept as values, each event with its
+	// JSON (store.Event.Data), ready to freeze.
+	task   *a2a.Task
+	events []store.Event
+	broken bool // an event would not encode: keep the values
 	// A terminal task is kept encoded (task and events as JSON), with the
 	// fields List filters on.
 	frozen    *frozen
@@ -59,69 +58,76 @@ type record struct {
 }
 
 type frozen struct {
-	task   []byte // a2a.Task
-	events []byte // []a2a.StreamResponse, numbered from 1
+	task []byte // a2a.Task
+	// log holds the Data of every event, one after the other; ends[i] is
+	// where the event of seq i+1 ends.
+	log  []byte
+	ends []int
 }
 
-// encoded is the JSON of what an Append brings, made before the store's
-// lock is taken so that encoding never holds up other tasks.
+// encoded is what an Append brings, made before the store's lock is
+// taken so that encoding never holds up other tasks: the events with their
+// Data set, and the snapshot's JSON when the task is terminal.
 type encoded struct {
-	events []byte // the events as StreamResponse JSON, comma-separated
-	task   []byte // the snapshot, when it is terminal
-	ok     bool   // encoding succeeded; otherwise the values stay as values
+	events []store.Event
+	task   []byte
+	ok     bool // encoding succeeded; otherwise the values stay as values
 }
 
 func encode(events []store.Event, task *a2a.Task) encoded {
-	var e encoded
-	var err error
+	e := encoded{events: events}
 	for i, ev := range events {
-		if i > 0 {
-			e.events = append(e.events, ',')
+		if ev.Data != nil {
+			continue
 		}
-		if e.events, err = (a2a.StreamResponse{Event: ev.Payload}).AppendJSON(e.events); err != nil {
-			return encoded{}
+		if i == 0 || &e.events[0] == &events[0] {
+			e.events = slices.Clone(events) // never modify the caller's
 		}
+		b, err := ev.Encode()
+		if err != nil {
+			return encoded{events: events}
+		}
+		e.events[i].Data = b
 	}
 	if task.Status.State.Terminal() {
-		if e.task, err = json.Marshal(task); err != nil {
-			return encoded{}
+		b, err := json.Marshal(task)
+		if err != nil {
+			return encoded{events: events}
 		}
+		e.task = b
 	}
 	e.ok = true
 	return e
 }
 
-// add appends events and their encoding and records the new snapshot,
-// freezing the record once the task is terminal: nothing can be appended
-// after that.
-func (r *record) add(events []store.Event, t *a2a.Task, enc encoded) {
-	r.events = append(r.events, events...)
-	r.seq += int64(len(events))
+// add appends events and records the new snapshot, freezing the record
+// once the task is terminal: nothing can be appended after that.
+func (r *record) add(t *a2a.Task, enc encoded) {
+	r.events = append(r.events, enc.events...)
+	r.seq += int64(len(enc.events))
 	r.task, r.contextID, r.state, r.ts = t, t.ContextID, t.Status.State, t.Status.Timestamp.Time
 	if !enc.ok {
 		r.broken = true // keep values; never freeze a partial log
 	}
-	if r.broken {
+	if r.broken || enc.task == nil {
 		return
 	}
-	if len(r.logJSON) > 0 && len(enc.events) > 0 {
-		r.logJSON = append(r.logJSON, ',')
+	n := 0
+	for _, ev := range r.events {
+		n += len(ev.Data)
 	}
-	r.logJSON = append(r.logJSON, enc.events...)
-	if enc.task == nil {
-		return
+	fz := &frozen{task: enc.task, log: make([]byte, 0, n), ends: make([]int, len(r.events))}
+	for i, ev := range r.events {
+		fz.log = append(fz.log, ev.Data...)
+		fz.ends[i] = len(fz.log)
 	}
-	eb := make([]byte, 0, len(r.logJSON)+2)
-	eb = append(eb, '[')
-	eb = append(eb, r.logJSON...)
-	eb = append(eb, ']')
-	r.frozen, r.task, r.events, r.logJSON = &frozen{task: enc.task, events: eb}, nil, nil, nil
+	r.frozen, r.task, r.events = fz, nil, nil
 }
 
 // snapshot returns the task, decoding a frozen one.
 func (r *record) snapshot() (*a2a.Task, error) {
 	if r.frozen == nil {
-		return r.task, nil
+		return clipped(r.task), nil
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(r.frozen.task, &t); err != nil {
@@ -130,22 +136,51 @@ func (r *record) snapshot() (*a2a.Task, error) {
 	return &t, nil
 }
 
+// clipped returns a shallow copy of t whose slices have no room past their
+// length: callers that fold it forward (a2a.Task.Apply extends slices in
+// place) then never write into the arrays of the stored snapshot, which
+// another caller may be folding from too (two Handlers sharing a store).
+func clipped(t *a2a.Task) *a2a.Task {
+	c := *t
+	c.History = slices.Clip(c.History)
+	if len(c.Artifacts) > 0 {
+		c.Artifacts = slices.Clone(c.Artifacts)
+		for i := range c.Artifacts {
+			c.Artifacts[i].Parts = slices.Clip(c.Artifacts[i].Parts)
+		}
+		c.Artifacts = slices.Clip(c.Artifacts)
+	}
+	return &c
+}
+
 // log returns the events after seq after, decoding a frozen log.
 func (r *record) log(after int64) ([]store.Event, error) {
 	after = max(after, 0)
 	if after >= r.seq {
 		return nil, nil
 	}
-	if r.frozen == nil {
-		return slices.Clone(r.events[after:]), nil
+	fz := r.frozen
+	if fz == nil {
+		evs := slices.Clone(r.events[after:])
+		for i := range evs {
+			if evs[i].Data == nil { // a broken record: an event that would not encode
+				evs[i].Data, _ = evs[i].Encode()
+			}
+		}
+		return evs, nil
 	}
-	var evs []a2a.StreamResponse
-	if err := json.Unmarshal(r.frozen.events, &evs); err != nil {
-		return nil, fmt.Errorf("memory: decoding stored events: %w", err)
-	}
-	out := make([]store.Event, 0, int64(len(evs))-after)
-	for i := after; i < int64(len(evs)); i++ {
-		out = append(out, store.Event{Seq: i + 1, Payload: evs[i].Event})
+	out := make([]store.Event, 0, r.seq-after)
+	for i := after; i < r.seq; i++ {
+		start := 0
+		if i > 0 {
+			start = fz.ends[i-1]
+		}
+		data := fz.log[start:fz.ends[i]:fz.ends[i]]
+		var sr a2a.StreamResponse
+		if err := json.Unmarshal(data, &sr); err != nil {
+			return nil, fmt.Errorf("memory: decoding stored event %d: %w", i+1, err)
+		}
+		out = append(out, store.Event{Seq: i + 1, Payload: sr.Event, Data: data})
 	}
 	return out, nil
 }
@@ -185,7 +220,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 			return fmt.Errorf("task %q exists: %w", taskID, store.ErrConflict)
 		}
 		r = &record{scope: scope, events: make([]store.Event, 0, max(len(events), 4))}
-		r.add(events, task, enc)
+		r.add(task, enc)
 		s.tasks[taskID] = r
 		return nil
 	}
@@ -195,7 +230,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	if r.seq != after || r.frozen != nil {
 		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
 	}
-	r.add(events, task, enc)
+	r.add(task, enc)
 	for _, e := range r.push {
 		if e.state.NextAttempt.Equal(store.PushIdle) {
 			e.state.NextAttempt = time.Time{} // the log grew: wake it

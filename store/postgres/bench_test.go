@@ -40,4 +40,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 			}
 		}
 	})
+	if commits, appends, _ := s.GroupStats(); commits > 0 {
+		b.ReportMetric(float64(appends)/float64(commits), "appends/commit")
+	}
 }

@@ -15,6 +15,7 @@ import (
 // kill -9. Close does nothing afterwards.
 func (s *Store) Crash() {
 	s.closeOnce.Do(func() {
+		s.stopWriters()
 		s.stop()
 		<-s.done
 		if s.ownsPool {
@@ -77,3 +78,10 @@ func (s *Store) ExplainList(ctx context.Context, scope store.Scope, q store.List
 // ClaimPushSQL returns the statement ClaimPush runs; its arguments are
 // now and the end of the lease (unix ms) and the limit.
 func (s *Store) ClaimPushSQL() string { return s.q.claimPush }
+
+// GroupStats returns the number of transactions the writers committed, of
+// appends they committed, and of batches whose appends were tried again
+// one by one.
+func (s *Store) GroupStats() (commits, appends, retries int64) {
+	return s.commits.Load(), s.appended.Load(), s.retries.Load()
+}

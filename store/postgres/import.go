@@ -19,7 +19,7 @@ var _ store.Importer = (*Store)(nil)
 
 // Columns that Import copies.
 var (
-	importTaskColumns  = []string{"id", "tenant", "owner", "context_id", "state", "status_ts", "seq", "runner", "snapshot"}
+	importTaskColumns  = []string{"id", "tenant", "owner", "context_id", "state", "status_ts", "seq", "runner", "snapshot", "snap_seq", "snap_bytes"}
 	importEventColumns = []string{"task_id", "seq", "payload"}
 )
 
@@ -75,7 +75,7 @@ func (s *Store) importTasks(ctx context.Context, scope store.Scope, tasks []*a2a
 			i := order[k]
 			st := tasks[i].Status
 			return []any{tasks[i].ID, scope.Tenant, scope.Owner, tasks[i].ContextID,
-				int32(st.State), st.Timestamp.UnixMilli(), int64(1), s.self.ID, enc[i].Snapshot}, nil
+				int32(st.State), st.Timestamp.UnixMilli(), int64(1), s.self.ID, enc[i].Snapshot, int64(1), int64(len(enc[i].Snapshot))}, nil
 		}))
 	if err != nil {
 		var pgErr *pgconn.PgError

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +71,14 @@ type Store struct {
 
 	secretsMu sync.Mutex
 	secrets   map[string][]byte // secrets never change once made
+
+	// Group commit (writer.go).
+	queue   *appendQueue
+	writers sync.WaitGroup
+	sizes   sizeCache
+	// Counters: transactions committed by the writers, appends they
+	// committed, and batches whose appends were tried again alone.
+	commits, appended, retries atomic.Int64
 }
 
 var (
@@ -171,6 +180,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 	hctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go s.renew(hctx)
+	s.startWriters()
 	return s, nil
 }
 
@@ -186,11 +196,13 @@ func (s *Store) Channel() string { return s.channel }
 // Schema returns the schema that holds the store's tables.
 func (s *Store) Schema() string { return s.schema }
 
-// Close stops the heartbeat, removes the store's runner registration (its
+// Close refuses further Appends and waits for those already queued to
+// commit, stops the heartbeat, removes the store's runner registration (its
 // tasks become orphans for other processes at once) and closes the pool if
 // Open made it. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopWriters()
 		s.stop()
 		<-s.done
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -222,10 +234,11 @@ func (s *Store) Check(ctx context.Context) error {
 // the schema.
 type queries struct {
 	tasks string // the qualified name of the tasks table, for List
+	log   string // the qualified name of the events table, for List
 	// The qualified names of the counters' tables, for List.
 	counts, deltas string
 
-	create, append, seqOf, get, events               string
+	create, append, get, events                      string
 	putPush, getPush, listPush, deletePush           string
 	claimPush, pushState, setPushState               string
 	upsertRunner, deleteRunner, runnersNow, reapDead string
@@ -245,18 +258,19 @@ func newQueries(schema string) queries {
 	)
 	return queries{
 		tasks:  schema + ".tasks",
+		log:    schema + ".events",
 		counts: schema + ".task_counts",
 		deltas: schema + ".task_count_deltas",
 
-		// Creation: the task row if its id is free anywhere, then its
-		// events, its count, then the notification, in one statement
-		// (and so one transaction). The SELECT returns one row on
-		// success.
+		// Creation: the task row if its id is free anywhere, with its
+		// snapshot at the last seq, then its events and its count, in one
+		// statement. It returns one row, the snapshot's size, if it
+		// created the task, and none if the id exists.
 		create: r.Replace(`WITH t AS (
-	INSERT INTO {tasks} (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	INSERT INTO {tasks} (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot, snap_seq, snap_bytes, tail_bytes)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::bytea, $7, octet_length($9::bytea), 0)
 	ON CONFLICT (id) DO NOTHING
-	RETURNING id
+	RETURNING id, snap_bytes
 ), e AS (
 	INSERT INTO {events} (task_id, seq, payload)
 	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($10::bigint[], $11::bytea[]) AS x(seq, payload)
@@ -264,16 +278,22 @@ func newQueries(schema string) queries {
 	INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
 	SELECT $2, $3, $5, 1 FROM t
 )
-SELECT pg_notify($12, $13) FROM t`),
+SELECT snap_bytes FROM t`),
 
-		// Append: the task row moves from seq $4 to $7 only if it is in
+		// Append: the task row moves from seq $4 to $8 only if it is in
 		// scope and still at $4 (a concurrent writer that committed
-		// first makes it match nothing), then the events, the counts if
-		// the state changed, and the notification. o locks the row and
-		// reads the state it moves from: an UPDATE returns only the new
-		// values.
+		// first makes it match nothing), then the events and the counts
+		// if the state changed. o locks the row and reads the state it
+		// moves from: an UPDATE returns only the new values.
 		//
-		// w wakes the task's idle push configs (next_attempt $15 is
+		// With a snapshot ($10) the row takes it, at seq $8, and its
+		// tail (the events after the snapshot) is empty. Without one
+		// (NULL) the row keeps its snapshot, whose TOASTed value the
+		// UPDATE does not rewrite, and the tail grows by the size of the
+		// events ($13). A NULL snap_seq (a row of schema version 3) means
+		// the snapshot is at seq, here $4.
+		//
+		// w wakes the task's idle push configs (next_attempt $14 is
 		// store.PushIdle). It updates every config of the task, not only
 		// the idle ones: the statement reads push_configs as of its
 		// start, and a config that a worker made idle after that (or is
@@ -286,14 +306,23 @@ SELECT pg_notify($12, $13) FROM t`),
 		// a config left as it was, a heap-only one when its page has
 		// room: no indexed value changes); a task without configs pays
 		// one probe of the primary key.
+		//
+		// The statement always returns one row: the new snapshot and
+		// tail sizes if it appended, and otherwise NULLs and the seq the
+		// task is at, NULL if it is not in scope; that lookup runs only
+		// for an append that failed.
 		append: r.Replace(`WITH o AS (
 	SELECT id, state FROM {tasks}
 	WHERE id = $1 AND tenant = $2 AND owner = $3 AND seq = $4
 	FOR UPDATE
 ), t AS (
-	UPDATE {tasks} AS u SET context_id = $5, state = $6, status_ts = $7, seq = $8, runner = $9, snapshot = $10
+	UPDATE {tasks} AS u SET context_id = $5, state = $6, status_ts = $7, seq = $8, runner = $9,
+		snapshot = coalesce($10::bytea, u.snapshot),
+		snap_seq = CASE WHEN $10::bytea IS NULL THEN coalesce(u.snap_seq, $4) ELSE $8 END,
+		snap_bytes = CASE WHEN $10::bytea IS NULL THEN u.snap_bytes ELSE octet_length($10::bytea) END,
+		tail_bytes = CASE WHEN $10::bytea IS NULL THEN u.tail_bytes + $13 ELSE 0 END
 	FROM o WHERE u.id = o.id AND u.seq = $4
-	RETURNING u.id, o.state AS old_state
+	RETURNING u.id, o.state AS old_state, u.snap_bytes, u.tail_bytes
 ), e AS (
 	INSERT INTO {events} (task_id, seq, payload)
 	SELECT t.id, x.seq, x.payload FROM t CROSS JOIN unnest($11::bigint[], $12::bytea[]) AS x(seq, payload)
@@ -303,13 +332,22 @@ SELECT pg_notify($12, $13) FROM t`),
 	CROSS JOIN LATERAL (VALUES (t.old_state, -1), ($6, 1)) AS x(state, delta)
 	WHERE t.old_state <> $6
 ), w AS (
-	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $15 THEN 0 ELSE next_attempt END
+	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $14 THEN 0 ELSE next_attempt END
 	WHERE task_id IN (SELECT id FROM t)
 )
-SELECT pg_notify($13, $14) FROM t`),
+SELECT (SELECT snap_bytes FROM t), (SELECT tail_bytes FROM t),
+	CASE WHEN NOT EXISTS (SELECT 1 FROM t) THEN
+		(SELECT seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3)
+	END`),
 
-		seqOf: r.Replace(`SELECT seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`),
-		get:   r.Replace(`SELECT snapshot, seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3`),
+		// The snapshot, the last seq, the seq of the snapshot and the
+		// payloads of the events after it, in order: the task is their
+		// fold. One statement, and so one snapshot of the database.
+		get: r.Replace(`SELECT t.snapshot, t.seq, coalesce(t.snap_seq, t.seq), ARRAY(
+		SELECT e.payload FROM {events} e
+		WHERE e.task_id = t.id AND e.seq > coalesce(t.snap_seq, t.seq) AND e.seq <= t.seq
+		ORDER BY e.seq)
+	FROM {tasks} t WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3`),
 		// One row with a NULL seq when the task exists but has no events
 		// after $4; no row when it does not exist in scope.
 		events: r.Replace(`SELECT e.seq, e.payload FROM {tasks} t

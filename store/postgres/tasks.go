@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,11 +16,15 @@ import (
 	"github.com/goa2a/a2a/store"
 )
 
-// Append implements [store.Store]. It is one statement: the task row, the
-// events, the wake of the task's idle push configs and the notification
-// on [Store.Channel] commit together. Only a
-// failed Append costs a second query, to tell ErrNotFound from
-// ErrConflict. An empty events is an error.
+// Append implements [store.Store]. The caller's goroutine encodes the
+// events (keeping ev.Data when it is set) and, when [store.SnapshotDue]
+// says so, the snapshot; then a writer runs the append with the others
+// waiting at that moment, in one transaction (see writer.go): the task
+// row, the events, the count, the wake of the task's idle push configs
+// and the notification on [Store.Channel] commit together, and Append
+// returns once they have. If ctx ends while the append waits for a writer,
+// Append returns ctx.Err() and the append never runs; once a writer has
+// taken it, Append waits for its outcome. An empty events is an error.
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
 	if len(events) == 0 {
 		return fmt.Errorf("postgres: Append to task %q with no events", taskID)
@@ -29,56 +34,65 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	}
 	seqs := make([]int64, len(events))
 	payloads := make([][]byte, len(events))
+	tail := 0
 	for i, ev := range events {
 		if want := after + int64(i) + 1; ev.Seq != want {
 			return fmt.Errorf("postgres: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
 		}
-		b, err := a2a.StreamResponse{Event: ev.Payload}.AppendJSON(nil)
+		b, err := ev.Encode()
 		if err != nil {
 			return fmt.Errorf("postgres: encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}
 		seqs[i], payloads[i] = ev.Seq, b
-	}
-	snap, err := json.Marshal(task)
-	if err != nil {
-		return fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
+		tail += len(b)
 	}
 	last := after + int64(len(events))
-	note := taskID + ":" + strconv.FormatInt(last, 10)
 	st := task.Status
-	var tag pgconn.CommandTag
+	r := &appendReq{ctx: ctx, taskID: taskID, after: after, last: last, done: make(chan error, 1)}
 	if after == 0 {
-		tag, err = s.pool.Exec(ctx, s.q.create,
-			taskID, scope.Tenant, scope.Owner, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads, s.channel, note)
-	} else {
-		tag, err = s.pool.Exec(ctx, s.q.append,
-			taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads, s.channel, note, pushIdleMS)
-	}
-	if err != nil {
-		if isUniqueViolation(err) {
-			// The events' primary key caught a second writer of these
-			// seqs.
-			return fmt.Errorf("postgres: task %q already has events after %d: %w", taskID, after, store.ErrConflict)
+		snap, err := createSnapshot(task, events, payloads)
+		if err != nil {
+			return fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
 		}
-		return fmt.Errorf("postgres: appending to task %q: %w", taskID, err)
+		r.sql = s.q.create
+		r.args = []any{taskID, scope.Tenant, scope.Owner, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
+			seqs, payloads}
+	} else {
+		// Nil keeps the stored snapshot, and the events join its tail.
+		var snap []byte
+		if snapBytes, tailBytes := s.sizes.get(taskID, after); store.SnapshotDue(st.State, snapBytes, tailBytes+tail) {
+			var err error
+			if snap, err = json.Marshal(task); err != nil {
+				return fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
+			}
+		}
+		r.sql = s.q.append
+		r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
+			seqs, payloads, tail, pushIdleMS}
 	}
-	if tag.RowsAffected() == 1 {
-		return nil
+	if err := s.enqueue(ctx, r); err != nil {
+		return err
 	}
-	if after == 0 {
-		return fmt.Errorf("postgres: task %q exists: %w", taskID, store.ErrConflict)
+	s.sizes.put(taskID, last, r.snapBytes, r.tailBytes, st.State.Terminal())
+	return nil
+}
+
+// taskMember is how the JSON of a StreamResponse that holds a task starts.
+var taskMember = []byte(`{"task":`)
+
+// createSnapshot returns the snapshot that creates a task. When the task
+// is created by the one event that carries it, the snapshot is in that
+// event's JSON, {"task":...}, and need not be encoded again.
+func createSnapshot(task *a2a.Task, events []store.Event, payloads [][]byte) ([]byte, error) {
+	if len(events) == 1 {
+		if t, ok := events[0].Payload.(*a2a.Task); ok && t == task {
+			p := payloads[0]
+			if bytes.HasPrefix(p, taskMember) && p[len(p)-1] == '}' {
+				return p[len(taskMember) : len(p)-1], nil
+			}
+		}
 	}
-	var seq int64
-	err = s.pool.QueryRow(ctx, s.q.seqOf, taskID, scope.Tenant, scope.Owner).Scan(&seq)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("postgres: task %q: %w", taskID, store.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("postgres: appending to task %q: %w", taskID, err)
-	}
-	return fmt.Errorf("postgres: task %q is at seq %d, not %d: %w", taskID, seq, after, store.ErrConflict)
+	return json.Marshal(task)
 }
 
 // pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
@@ -89,24 +103,48 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-// Get implements [store.Store].
+// Get implements [store.Store]: the stored snapshot, with the events
+// after it folded in ([store.Fold]), all read by one statement.
 func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (*a2a.Task, int64, error) {
 	var (
-		snap []byte
-		seq  int64
+		snap         []byte
+		seq, snapSeq int64
+		tail         [][]byte
 	)
-	err := s.pool.QueryRow(ctx, s.q.get, taskID, scope.Tenant, scope.Owner).Scan(&snap, &seq)
+	err := s.pool.QueryRow(ctx, s.q.get, taskID, scope.Tenant, scope.Owner).Scan(&snap, &seq, &snapSeq, &tail)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, 0, fmt.Errorf("postgres: task %q: %w", taskID, store.ErrNotFound)
 	case err != nil:
 		return nil, 0, fmt.Errorf("postgres: reading task %q: %w", taskID, err)
 	}
-	t, err := decodeTask(snap)
+	t, err := foldTask(snap, seq, snapSeq, tail)
 	if err != nil {
 		return nil, 0, fmt.Errorf("postgres: task %q: %w", taskID, err)
 	}
 	return t, seq, nil
+}
+
+// foldTask decodes a stored snapshot, at seq snapSeq, and the payloads of
+// the events after it, up to seq, and returns their fold.
+func foldTask(snap []byte, seq, snapSeq int64, tail [][]byte) (*a2a.Task, error) {
+	if int64(len(tail)) != seq-snapSeq {
+		return nil, fmt.Errorf("the log holds %d events after the snapshot at seq %d, want %d", len(tail), snapSeq, seq-snapSeq)
+	}
+	t, err := decodeTask(snap)
+	if err != nil {
+		return nil, err
+	}
+	if len(tail) == 0 {
+		return t, nil
+	}
+	evs := make([]store.Event, len(tail))
+	for i, p := range tail {
+		if evs[i].Payload, err = decodeEvent(p); err != nil {
+			return nil, fmt.Errorf("event %d: %w", snapSeq+int64(i)+1, err)
+		}
+	}
+	return store.Fold(t, evs), nil
 }
 
 func decodeTask(b []byte) (*a2a.Task, error) {
@@ -117,8 +155,17 @@ func decodeTask(b []byte) (*a2a.Task, error) {
 	return &t, nil
 }
 
+func decodeEvent(b []byte) (a2a.Event, error) {
+	var r a2a.StreamResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decoding stored event: %w", err)
+	}
+	return r.Event, nil
+}
+
 // Events implements [store.Store]. The task check and the events come from
-// one statement, and so from one snapshot of the database.
+// one statement, and so from one snapshot of the database. Each event's
+// Data is the payload as stored.
 func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, after int64) ([]store.Event, error) {
 	rows, err := s.pool.Query(ctx, s.q.events, taskID, scope.Tenant, scope.Owner, after)
 	if err != nil {
@@ -139,11 +186,11 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 		if seq == nil {
 			continue // the task exists, with no events after after
 		}
-		var r a2a.StreamResponse
-		if err := json.Unmarshal(payload, &r); err != nil {
-			return nil, fmt.Errorf("postgres: decoding event %d of task %q: %w", *seq, taskID, err)
+		ev, err := decodeEvent(payload)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: event %d of task %q: %w", *seq, taskID, err)
 		}
-		evs = append(evs, store.Event{Seq: *seq, Payload: r.Event})
+		evs = append(evs, store.Event{Seq: *seq, Payload: ev, Data: payload})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: reading events of task %q: %w", taskID, err)
@@ -156,10 +203,11 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 
 // List implements [store.Store]. The page and the total come from one
 // statement, and so one snapshot: a keyset range scan of the index that
-// matches the filters, beside the total. Without a context or time filter
-// the total is read from the counters (task_counts plus the deltas not yet
-// compacted), whatever the number of tasks; with one, it is a count over
-// the filters, a range scan of the same index.
+// matches the filters, beside the total, and for each task of the page
+// the events after its snapshot, which List folds in. Without a context or
+// time filter the total is read from the counters (task_counts plus the
+// deltas not yet compacted), whatever the number of tasks; with one, it is
+// a count over the filters, a range scan of the same index.
 func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (store.ListResult, error) {
 	if q.Limit < 1 {
 		return store.ListResult{}, fmt.Errorf("postgres: list limit %d < 1", q.Limit)
@@ -172,8 +220,12 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	defer rows.Close()
 	var res store.ListResult
 	for rows.Next() {
-		var snap []byte
-		if err := rows.Scan(&res.Total, &snap); err != nil {
+		var (
+			snap         []byte
+			seq, snapSeq *int64
+			tail         [][]byte
+		)
+		if err := rows.Scan(&res.Total, &snap, &seq, &snapSeq, &tail); err != nil {
 			return store.ListResult{}, fmt.Errorf("postgres: listing tasks: %w", err)
 		}
 		if snap == nil {
@@ -183,7 +235,7 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 			res.More = true
 			continue
 		}
-		t, err := decodeTask(snap)
+		t, err := foldTask(snap, *seq, *snapSeq, tail)
 		if err != nil {
 			return store.ListResult{}, fmt.Errorf("postgres: listing tasks: %w", err)
 		}
@@ -196,8 +248,11 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 }
 
 // listSQL returns the statement of List and its arguments. Its first
-// column is the total; its second the snapshots of the page, in order,
-// plus one more if more follow, or a single NULL if the page is empty.
+// column is the total; then come, for each task of the page in order (plus
+// one more if more follow), its snapshot, its seq, the seq of its snapshot
+// and the payloads of the events after that, in order; or a single row of
+// NULLs if the page is empty. The events are looked up for the rows of the
+// page only.
 func (s *Store) listSQL(scope store.Scope, q store.ListQuery) (string, []any) {
 	filter, args := listFilter(scope, q)
 	arg := func(v any) string {
@@ -215,10 +270,11 @@ func (s *Store) listSQL(scope store.Scope, q store.ListQuery) (string, []any) {
 		page += " AND (status_ts, id) < (" + arg(ts) + ", " + arg(id) + ")"
 	}
 	limit := arg(q.Limit + 1) // one more tells whether more follow
-	t := s.q.tasks
-	sql := "SELECT c.total, p.snapshot FROM (" + s.totalSQL(q, filter) + ") c" +
-		" LEFT JOIN LATERAL (SELECT snapshot, status_ts, id FROM " + t + " WHERE " + page +
-		" ORDER BY status_ts DESC, id DESC LIMIT " + limit + ") p ON true" +
+	sql := "SELECT c.total, p.snapshot, p.seq, p.snap_seq, ARRAY(SELECT e.payload FROM " + s.q.log + " e" +
+		" WHERE e.task_id = p.id AND e.seq > p.snap_seq AND e.seq <= p.seq ORDER BY e.seq)" +
+		" FROM (" + s.totalSQL(q, filter) + ") c" +
+		" LEFT JOIN LATERAL (SELECT snapshot, status_ts, id, seq, coalesce(snap_seq, seq) AS snap_seq FROM " + s.q.tasks +
+		" WHERE " + page + " ORDER BY status_ts DESC, id DESC LIMIT " + limit + ") p ON true" +
 		" ORDER BY p.status_ts DESC, p.id DESC"
 	return sql, args
 }

@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -30,7 +32,13 @@ func TestKill9(t *testing.T) {
 	path := newPath(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
+	// The child dies by SIGKILL, so its own failures (an error it met, a
+	// data race the race detector found) never reach its exit status, and
+	// go test shows nothing of a passing test: the parent looks for them
+	// in the child's stderr, which exec copies into childErr until Wait
+	// returns.
+	var childErr bytes.Buffer
+	cmd.Stderr = io.MultiWriter(os.Stderr, &childErr)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +61,11 @@ func TestKill9(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
+	for _, bad := range []string{"WARNING: DATA RACE", "panic:", childFailed} {
+		if bytes.Contains(childErr.Bytes(), []byte(bad)) {
+			t.Errorf("the child's stderr has %q; see above", bad)
+		}
+	}
 	if len(acked) == 0 {
 		t.Fatal("the child acknowledged no appends")
 	}
@@ -98,20 +111,31 @@ func TestKill9(t *testing.T) {
 	}
 }
 
+// childFailed starts the lines of the child's own failures on its stderr.
+const childFailed = "crash child failed:"
+
 // crashChild appends to a few tasks until it is killed, printing each
-// Append that succeeded.
+// Append that succeeded. Each goroutine has its own err: they once shared
+// the one of Open, a data race that could hand one writer another's
+// outcome.
 func crashChild(t *testing.T, path string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, childFailed, err)
+		t.Error(err)
+	}
 	s, err := sqlite.Open(t.Context(), path, sqlite.Options{})
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
+		return
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
+			var err error
 			task := newTask(fmt.Sprintf("crash-%d", w), a2a.TaskStateWorking, w)
-			if err := s.Append(t.Context(), scope, task.ID, 0, []store.Event{{Seq: 1, Payload: task}}, task); err != nil {
-				t.Error(err)
+			if err = s.Append(t.Context(), scope, task.ID, 0, []store.Event{{Seq: 1, Payload: task}}, task); err != nil {
+				fail(err)
 				return
 			}
 			for seq := int64(1); ; seq++ {
@@ -119,7 +143,7 @@ func crashChild(t *testing.T, path string) {
 				fmt.Printf("%s %d\n", task.ID, seq)
 				mu.Unlock()
 				if task, err = step(t.Context(), s, scope, task, seq, a2a.TaskStateWorking, strings.Repeat("x", 10)); err != nil {
-					t.Error(err)
+					fail(err)
 					return
 				}
 			}

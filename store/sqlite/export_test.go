@@ -85,3 +85,12 @@ func (s *Store) Count(ctx context.Context, scope store.Scope, q store.ListQuery)
 
 // ClaimPushSQL is the statement ClaimPush reads the configs to claim with.
 const ClaimPushSQL = claimPushSQL
+
+// OrphansSQL and ExpireSQL are the queries of Orphans and Expire for n
+// states; GetSQL is the one of Get.
+var (
+	OrphansSQL = orphansSQL
+	ExpireSQL  = expireSQL
+)
+
+const GetSQL = getSQL

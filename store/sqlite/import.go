@@ -16,8 +16,8 @@ import (
 var _ store.Importer = (*Store)(nil)
 
 // Rows per multi-row INSERT of Import. They keep each statement's
-// parameters (3 + 5 per task, 2 per event) far below SQLite's limit of
-// 32766 while amortizing the cost of a statement over many rows.
+// parameters (3 + 6 per task, 2 per event or snapshot) far below SQLite's
+// limit of 32766 while amortizing the cost of a statement over many rows.
 const (
 	importTaskRows  = 200
 	importEventRows = 500
@@ -25,8 +25,11 @@ const (
 
 // Import implements [store.Importer]. The tasks are encoded first, on
 // every CPU; then the writer runs the whole import as one write request,
-// in one transaction, inserting the tasks and their first events with
-// prepared multi-row statements, and adding them to the kept counts. Other writes wait while it runs (two to
+// in one transaction, inserting the tasks, their first events and, for
+// those whose snapshot is due as Append would find it (a terminal or
+// interrupted task: [store.SnapshotDue]), their snapshots, with prepared
+// multi-row statements, and adding them to the kept counts. The other
+// tasks fold from their first event. Other writes wait while it runs (two to
 // three seconds per 100,000 small tasks on two CPUs), so a busy store had
 // better import in smaller calls. An id that exists makes the insert fail,
 // and the transaction (or the request's savepoint) undoes everything
@@ -54,14 +57,32 @@ func (s *Store) Import(ctx context.Context, scope store.Scope, tasks []*a2a.Task
 // importTasks inserts the tasks and their events in the writer's
 // transaction.
 func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []taskjson.Encoded) error {
+	// The tasks get the rids after the largest: the writer's
+	// transaction holds the write lock, so nobody else takes them.
+	var maxRID int64
+	if err := w.queryRow(s.ws.maxRID).Scan(&maxRID); err != nil {
+		return fmt.Errorf("creating tasks: %w", err)
+	}
+	rid := func(i int) int64 { return maxRID + 1 + int64(i) }
+	// The tasks that get a snapshot row, and the size of the snapshot
+	// each one folds from: that row, or its first event.
+	var snapped []int
+	snapBytes := make([]int, len(tasks))
+	for i, t := range tasks {
+		snapBytes[i] = len(enc[i].Payload)
+		if store.SnapshotDue(t.Status.State, len(enc[i].Payload), 0) {
+			snapped = append(snapped, i)
+			snapBytes[i] = len(enc[i].Snapshot)
+		}
+	}
 	// Tasks: ?1, ?2 and ?3 are the tenant, the owner and the runner,
-	// shared by every row; then five parameters per task.
+	// shared by every row; then six parameters per task.
 	fixed := []any{scope.Tenant, scope.Owner, s.self.ID}
 	err := inChunks(w, len(tasks), importTaskRows, taskValues, func(args []any, lo, hi int) []any {
 		args = append(args, fixed...)
 		for i := lo; i < hi; i++ {
 			st := tasks[i].Status
-			args = append(args, tasks[i].ID, tasks[i].ContextID, int64(st.State), st.Timestamp.UnixMilli(), enc[i].Snapshot)
+			args = append(args, rid(i), tasks[i].ID, tasks[i].ContextID, int64(st.State), st.Timestamp.UnixMilli(), snapBytes[i])
 		}
 		return args
 	}, func(lo, hi int, err error) error {
@@ -80,6 +101,17 @@ func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []
 		return args
 	}, func(_, _ int, err error) error {
 		return fmt.Errorf("adding events: %w", err)
+	})
+	if err != nil {
+		return err
+	}
+	err = inChunks(w, len(snapped), importEventRows, snapshotValues, func(args []any, lo, hi int) []any {
+		for _, i := range snapped[lo:hi] {
+			args = append(args, rid(i), enc[i].Snapshot)
+		}
+		return args
+	}, func(_, _ int, err error) error {
+		return fmt.Errorf("adding snapshots: %w", err)
 	})
 	if err != nil {
 		return err
@@ -111,7 +143,7 @@ func inChunks(w *wtx, n, size int, insertSQL func(rows int) string,
 		}
 		defer full.Close()
 	}
-	buf := make([]any, 0, 3+5*size)
+	buf := make([]any, 0, 3+6*size)
 	for lo := 0; lo < n; lo += size {
 		hi := min(lo+size, n)
 		buf = args(buf[:0], lo, hi)
@@ -130,14 +162,24 @@ func inChunks(w *wtx, n, size int, insertSQL func(rows int) string,
 }
 
 // taskValues returns the INSERT of rows tasks: see importTasks for its
-// parameters. Seq is 1. The shared parameters come first in each row, so
-// that the others, anonymous, number from 4 in order: SQLite keeps a list
-// of numbered parameters that a driver searches for each one it binds, so
-// numbering them all would make binding quadratic in their number.
+// parameters. Seq is 1, and no events follow the snapshot. The shared
+// parameters come first in each row, so that the others, anonymous,
+// number from 4 in order: SQLite keeps a list of numbered parameters that
+// a driver searches for each one it binds, so numbering them all would
+// make binding quadratic in their number.
 func taskValues(rows int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO tasks (tenant, owner, runner, seq, id, context_id, state, status_ts, snapshot) VALUES ")
-	b.WriteString(strings.TrimSuffix(strings.Repeat("(?1, ?2, ?3, 1, ?, ?, ?, ?, ?),", rows), ","))
+	b.WriteString("INSERT INTO tasks (tenant, owner, runner, seq, tail_bytes, rid, id, context_id, state, status_ts, snap_bytes) VALUES ")
+	b.WriteString(strings.TrimSuffix(strings.Repeat("(?1, ?2, ?3, 1, 0, ?, ?, ?, ?, ?, ?),", rows), ","))
+	return b.String()
+}
+
+// snapshotValues returns the INSERT of rows snapshots at seq 1: a rid and
+// a snapshot each.
+func snapshotValues(rows int) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO snapshots (seq, rid, snapshot) VALUES ")
+	b.WriteString(strings.TrimSuffix(strings.Repeat("(1, ?, ?),", rows), ","))
 	return b.String()
 }
 

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,11 +98,8 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 		}
 	}
 
-	st, err := s.readStmt(ctx, `SELECT tenant, owner, id, seq FROM tasks
-	WHERE state IN (`+placeholders(len(states))+`) AND runner <> ?
-	AND runner NOT IN (SELECT id FROM runners)
-	ORDER BY status_ts, id
-	LIMIT ?`)
+	states = distinct(states)
+	st, err := s.readStmt(ctx, orphansSQL(len(states)))
 	if err != nil {
 		return nil, s.readErr(fmt.Errorf("sqlite: finding orphans: %w", err))
 	}
@@ -113,8 +111,11 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 	defer rows.Close()
 	var refs []store.TaskRef
 	for rows.Next() {
-		var ref store.TaskRef
-		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq); err != nil {
+		var (
+			ref store.TaskRef
+			ts  int64
+		)
+		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq, &ts); err != nil {
 			return nil, fmt.Errorf("sqlite: finding orphans: %w", err)
 		}
 		refs = append(refs, ref)
@@ -131,9 +132,8 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 	if limit < 1 || len(states) == 0 {
 		return 0, ctx.Err()
 	}
-	query := `SELECT id, tenant, owner, state FROM tasks WHERE state IN (` + placeholders(len(states)) + `) AND status_ts < ?
-	ORDER BY status_ts, id
-	LIMIT ?`
+	states = distinct(states)
+	query := expireSQL(len(states))
 	// status_ts < cutoff, with status_ts in whole milliseconds.
 	args := append(stateArgs(states), ceilMilli(cutoff), limit)
 	var n int
@@ -147,29 +147,39 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 			tenant, owner string
 			state         int64
 		}
+		type victim struct {
+			rid int64
+			id  string
+		}
 		var (
-			ids     []string
+			victims []victim
 			deleted = make(map[counted]int64)
 		)
 		for rows.Next() {
 			var (
-				id string
+				v  victim
 				c  counted
+				ts int64
 			)
-			if err := rows.Scan(&id, &c.tenant, &c.owner, &c.state); err != nil {
+			if err := rows.Scan(&v.rid, &v.id, &c.tenant, &c.owner, &c.state, &ts); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, id)
+			victims = append(victims, v)
 			deleted[c]++
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, id := range ids {
-			for _, st := range []*sql.Stmt{s.ws.deleteTask, s.ws.deleteEvents, s.ws.deletePushes} {
-				if _, err := w.exec(st, id); err != nil {
+		// The task goes with its snapshot, so that a rid SQLite hands
+		// out again never meets an old snapshot.
+		for _, v := range victims {
+			for _, d := range []struct {
+				st  *sql.Stmt
+				arg any
+			}{{s.ws.deleteTask, v.rid}, {s.ws.deleteSnapshot, v.rid}, {s.ws.deleteEvents, v.id}, {s.ws.deletePushes, v.id}} {
+				if _, err := w.exec(d.st, d.arg); err != nil {
 					return err
 				}
 			}
@@ -180,13 +190,52 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 				return err
 			}
 		}
-		n = len(ids)
+		n = len(victims)
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: expiring tasks: %w", err)
 	}
 	return n, nil
+}
+
+// orphansSQL returns the query of Orphans for n distinct states: ?1 ...
+// ?n are the states, ?n+1 the store's runner id, ?n+2 the limit. See
+// byState.
+func orphansSQL(n int) string {
+	return byState(n, func(i int) string {
+		return fmt.Sprintf(`SELECT tenant, owner, id, seq, status_ts FROM tasks
+	WHERE state = ?%d AND runner <> ?%d AND runner NOT IN (SELECT id FROM runners)`, i, n+1)
+	}, fmt.Sprintf("ORDER BY status_ts, id LIMIT ?%d", n+2))
+}
+
+// expireSQL returns the query of Expire for n distinct states: ?1 ... ?n
+// are the states, ?n+1 the cutoff, ?n+2 the limit. See byState.
+func expireSQL(n int) string {
+	return byState(n, func(i int) string {
+		return fmt.Sprintf(`SELECT rid, id, tenant, owner, state, status_ts FROM tasks
+	WHERE state = ?%d AND status_ts < ?%d`, i, n+1)
+	}, fmt.Sprintf("ORDER BY status_ts, id LIMIT ?%d", n+2))
+}
+
+// byState returns the UNION ALL of arm(1) ... arm(n), one SELECT per
+// state, followed by order. Each arm reads one range of the index
+// tasks_state (state, status_ts, id) in order, and SQLite merges the
+// ranges in the order of the whole (oldest first) and stops at the
+// limit: "state IN (...)" would read every range to the end and sort
+// what it found, all the finished tasks of a large store for one pass
+// of Expire.
+func byState(n int, arm func(i int) string, order string) string {
+	arms := make([]string, n)
+	for i := range arms {
+		arms[i] = arm(i + 1)
+	}
+	return strings.Join(arms, "\nUNION ALL\n") + "\n" + order
+}
+
+// distinct returns states without repeats, so that no task is found twice.
+func distinct(states []a2a.TaskState) []a2a.TaskState {
+	return slices.Compact(slices.Sorted(slices.Values(states)))
 }
 
 // placeholders returns n comma-separated question marks.

@@ -17,7 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	msqlite "modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
@@ -226,7 +227,7 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	ms := fmt.Sprint(busyTimeout.Milliseconds())
 	var err error
 	s.wdb, err = sql.Open("sqlite", s.path+"?"+url.Values{
-		"_pragma": {"busy_timeout(" + ms + ")", "journal_mode(WAL)", "synchronous(" + syncMode + ")", "temp_store(memory)"},
+		"_pragma": {"busy_timeout(" + ms + ")", "synchronous(" + syncMode + ")", "temp_store(memory)"},
 		"_txlock": {"immediate"},
 	}.Encode())
 	if err != nil {
@@ -239,6 +240,9 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
 	if err := s.wdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	if err := enableWAL(ctx, s.wdb); err != nil {
 		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
 	}
 	if err := migrate(ctx, s.wdb, s.path); err != nil {
@@ -268,6 +272,43 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// enableWAL puts the database of db, the writer pool, in WAL mode, which
+// the file keeps from then on.
+//
+// On a file that is not yet in WAL mode (a new one), PRAGMA journal_mode
+// reads the file's first page and then takes the write lock to change it.
+// A connection that holds a read lock and asks for the write lock while
+// another connection holds it gets SQLITE_BUSY at once, without waiting
+// for the busy timeout: SQLite will not wait there, because the other
+// connection may be waiting for this one's read lock (a deadlock). So when
+// several stores opened a new file at once, all but the first failed with
+// "database is locked" (TestMigrationRace). The pragma has then ended and
+// released its read lock: enableWAL waits, with the busy timeout, for the
+// write lock (BEGIN IMMEDIATE, holding no lock before, does wait), lets it
+// go and runs the pragma again, which finds the file converted (a no-op)
+// or converts it. Each round waits for another connection's write, so it
+// ends; a file already in WAL mode costs one pragma and no write lock.
+func enableWAL(ctx context.Context, db *sql.DB) error {
+	for round := 0; ; round++ {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		var se *msqlite.Error
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("the database stays in journal mode %q, not WAL (a file system without shared memory?)", mode)
+		case !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || round == 100:
+			return fmt.Errorf("setting WAL mode: %w", err)
+		}
+		tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: the writer DSN sets _txlock
+		if err != nil {
+			return fmt.Errorf("setting WAL mode: waiting for another writer: %w", err)
+		}
+		tx.Rollback()
+	}
 }
 
 // closeDBs closes the pools, those that are open.
@@ -364,14 +405,17 @@ func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
 type writeStmts struct {
 	savepoint, release, rollbackTo *sql.Stmt
 
-	createTask, updateTask, seqState, insertEvent *sql.Stmt
-	addCount, moveCount                           *sql.Stmt
-	putPush, deletePush, taskInScope              *sql.Stmt
-	claimPush, leasePush, setPush, pushDelivered  *sql.Stmt
-	wakePush                                      *sql.Stmt
-	deleteTask, deleteEvents, deletePushes        *sql.Stmt
-	upsertRunner, deleteRunner, reapRunner        *sql.Stmt
-	insertSecret                                  *sql.Stmt
+	createTask, readTask, moveTask, setStatus    *sql.Stmt
+	maxRID                                       *sql.Stmt
+	insertEvent, putSnapshot                     *sql.Stmt
+	addCount, moveCount                          *sql.Stmt
+	putPush, deletePush, taskInScope             *sql.Stmt
+	claimPush, leasePush, setPush, pushDelivered *sql.Stmt
+	wakePush                                     *sql.Stmt
+	deleteTask, deleteSnapshot                   *sql.Stmt
+	deleteEvents, deletePushes                   *sql.Stmt
+	upsertRunner, deleteRunner, reapRunner       *sql.Stmt
+	insertSecret                                 *sql.Stmt
 }
 
 func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -380,15 +424,24 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&ws.release, "RELEASE request"},
 		{&ws.rollbackTo, "ROLLBACK TO request"},
 
-		{&ws.createTask, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		{&ws.createTask, `INSERT INTO tasks (id, tenant, owner, context_id, state, status_ts, seq, runner, snap_bytes, tail_bytes)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO NOTHING`},
-		// The task moves on only if it is in scope and still at the seq
-		// the caller read.
-		{&ws.updateTask, `UPDATE tasks SET context_id = ?, state = ?, status_ts = ?, seq = ?, runner = ?, snapshot = ?
-	WHERE id = ? AND tenant = ? AND owner = ? AND seq = ?`},
-		{&ws.seqState, `SELECT seq, state FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		// What an Append to the task needs to know, in the writer's
+		// transaction: no other write comes between this read and the
+		// updates.
+		{&ws.readTask, `SELECT rid, seq, state, status_ts, context_id, snap_bytes, tail_bytes FROM tasks
+	WHERE id = ? AND tenant = ? AND owner = ?`},
+		// Every Append: it names no indexed column, so SQLite updates the
+		// row and no index (migrations/0004_snapshots.sql).
+		{&ws.moveTask, `UPDATE tasks SET seq = ?, runner = ?, snap_bytes = ?, tail_bytes = ? WHERE rid = ? AND seq = ?`},
+		// Only an Append that changes the status: it moves the task in
+		// every index.
+		{&ws.setStatus, `UPDATE tasks SET context_id = ?, state = ?, status_ts = ? WHERE rid = ?`},
+		{&ws.maxRID, `SELECT coalesce(max(rid), 0) FROM tasks`},
 		{&ws.insertEvent, `INSERT INTO events (task_id, seq, payload) VALUES (?, ?, ?)`},
+		{&ws.putSnapshot, `INSERT INTO snapshots (rid, seq, snapshot) VALUES (?, ?, ?)
+	ON CONFLICT (rid) DO UPDATE SET seq = excluded.seq, snapshot = excluded.snapshot`},
 		// The kept counts (migrations/0002_task_counts.sql): add n tasks
 		// (n < 0 removes) to a state of a scope; move one task from state
 		// ?3 to state ?4.
@@ -416,7 +469,8 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// tasks.
 		{&ws.wakePush, `UPDATE push_configs SET next_attempt = 0 WHERE task_id = ?1 AND next_attempt = ?2`},
 
-		{&ws.deleteTask, `DELETE FROM tasks WHERE id = ?`},
+		{&ws.deleteTask, `DELETE FROM tasks WHERE rid = ?`},
+		{&ws.deleteSnapshot, `DELETE FROM snapshots WHERE rid = ?`},
 		{&ws.deleteEvents, `DELETE FROM events WHERE task_id = ?`},
 		{&ws.deletePushes, `DELETE FROM push_configs WHERE task_id = ?`},
 
@@ -433,13 +487,21 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 // readStmts are the reader pool's prepared statements; database/sql
 // prepares each on every connection that runs it.
 type readStmts struct {
-	get, events, getPush, listPush, runners, getSecret *sql.Stmt
-	pushState, pushDue                                 *sql.Stmt
+	get, tail, events             *sql.Stmt
+	getPush, listPush, runners    *sql.Stmt
+	getSecret, pushState, pushDue *sql.Stmt
 }
 
 func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 	return prepareAll(ctx, db, []stmtDef{
-		{&rs.get, `SELECT snapshot, seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
+		// A task as Get folds it, in one statement and so from one
+		// snapshot of the database: a first row (0) with the task's seq
+		// and its snapshot, if it has one, and its seq, then a row (1)
+		// per event after that snapshot, in order. No row when the task
+		// does not exist in scope.
+		{&rs.get, getSQL},
+		// The events after a snapshot, for List, in its read transaction.
+		{&rs.tail, `SELECT seq, payload FROM events WHERE task_id = ? AND seq > ? AND seq <= ? ORDER BY seq`},
 		// One row with a NULL seq when the task exists but has no events
 		// after the one asked for; no row when it does not exist in
 		// scope. One statement reads one snapshot of the database.

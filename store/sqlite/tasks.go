@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,10 +15,23 @@ import (
 	"github.com/goa2a/a2a/store"
 )
 
-// Append implements [store.Store]. The events and the snapshot are encoded
-// first; then the writer runs the Append, with others that are waiting, in
-// one transaction. When Append returns nil, that transaction has
-// committed. An empty events is an error.
+// errSnapshotDue is what the writer answers an Append that must write the
+// task's snapshot (store.SnapshotDue) but came without it; Append then
+// encodes the snapshot and asks again. Nothing was written.
+var errSnapshotDue = errors.New("sqlite: the snapshot is due")
+
+// Append implements [store.Store]. The events are encoded first (unless
+// they come with their Data); then the writer runs the Append, with others
+// that are waiting, in one transaction. When Append returns nil, that
+// transaction has committed. An empty events is an error.
+//
+// The snapshot is written only when [store.SnapshotDue] says so: for a
+// task that reaches a terminal or interrupted state, Append knows that
+// before the writer runs, and encodes the snapshot first; otherwise it
+// depends on the sizes the task's row keeps, which the writer reads, and
+// the rare Append that finds the snapshot due encodes it and runs again.
+// Either way the encoding happens on the caller's goroutine, never on the
+// writer's, which all Appends share.
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
 	if len(events) == 0 {
 		return fmt.Errorf("sqlite: Append to task %q with no events", taskID)
@@ -27,106 +42,262 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	if after < 0 {
 		return fmt.Errorf("sqlite: Append to task %q after negative seq %d", taskID, after)
 	}
-	payloads := make([][]byte, len(events))
+	a := appendReq{scope: scope, taskID: taskID, after: after, task: task, payloads: make([][]byte, len(events))}
 	for i, ev := range events {
 		if want := after + int64(i) + 1; ev.Seq != want {
 			return fmt.Errorf("sqlite: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
 		}
-		b, err := a2a.StreamResponse{Event: ev.Payload}.AppendJSON(nil)
+		b, err := ev.Encode()
 		if err != nil {
 			return fmt.Errorf("sqlite: encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}
-		payloads[i] = b
+		a.payloads[i] = b
 	}
-	snap, err := json.Marshal(task)
-	if err != nil {
-		return fmt.Errorf("sqlite: encoding task %q: %w", taskID, err)
+	snapDue := store.SnapshotDue(task.Status.State, 0, 0)
+	if after == 0 {
+		// A new task folds from its first event, the task itself, and
+		// needs a snapshot of its own only when it is due already (or
+		// when the first event is not the task, which no server does).
+		_, isTask := events[0].Payload.(*a2a.Task)
+		var tail int
+		for _, p := range a.payloads[1:] {
+			tail += len(p)
+		}
+		snapDue = !isTask || store.SnapshotDue(task.Status.State, len(a.payloads[0]), tail)
 	}
-	last := after + int64(len(events))
-	st := task.Status
-	return s.write(ctx, true, func(w *wtx) error {
-		if after == 0 {
-			n, err := affected(w.exec(s.ws.createTask,
-				taskID, scope.Tenant, scope.Owner, task.ContextID, int64(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap))
+	for {
+		if snapDue && a.snap == nil {
+			b, err := json.Marshal(task)
 			if err != nil {
-				return fmt.Errorf("sqlite: creating task %q: %w", taskID, err)
+				return fmt.Errorf("sqlite: encoding task %q: %w", taskID, err)
 			}
-			if n == 0 {
-				return fmt.Errorf("sqlite: task %q exists: %w", taskID, store.ErrConflict)
-			}
-			if _, err := w.exec(s.ws.addCount, scope.Tenant, scope.Owner, int64(st.State), 1); err != nil {
-				return fmt.Errorf("sqlite: counting task %q: %w", taskID, err)
-			}
-		} else {
-			// The state the task leaves, for the kept counts, is read in
-			// the writer's transaction: no other write comes between the
-			// read and the update.
-			var seq, old int64
-			err := w.queryRow(s.ws.seqState, taskID, scope.Tenant, scope.Owner).Scan(&seq, &old)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("sqlite: task %q: %w", taskID, store.ErrNotFound)
-			case err != nil:
-				return fmt.Errorf("sqlite: appending to task %q: %w", taskID, err)
-			case seq != after:
-				return fmt.Errorf("sqlite: task %q is at seq %d, not %d: %w", taskID, seq, after, store.ErrConflict)
-			}
-			n, err := affected(w.exec(s.ws.updateTask,
-				task.ContextID, int64(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-				taskID, scope.Tenant, scope.Owner, after))
-			switch {
-			case err != nil:
-				return fmt.Errorf("sqlite: appending to task %q: %w", taskID, err)
-			case n != 1:
-				return fmt.Errorf("sqlite: appending to task %q: %d rows updated, want 1", taskID, n)
-			}
-			if old != int64(st.State) {
-				if _, err := w.exec(s.ws.moveCount, scope.Tenant, scope.Owner, old, int64(st.State)); err != nil {
-					return fmt.Errorf("sqlite: counting task %q: %w", taskID, err)
-				}
+			a.snap = b
+		}
+		err := s.write(ctx, true, func(w *wtx) error { return s.appendTx(w, &a) })
+		if !errors.Is(err, errSnapshotDue) || a.snap != nil {
+			return err
+		}
+		snapDue = true
+	}
+}
+
+// appendReq is an Append, encoded.
+type appendReq struct {
+	scope    store.Scope
+	taskID   string
+	after    int64
+	task     *a2a.Task
+	payloads [][]byte
+	snap     []byte // the encoded task, when the snapshot is to be written
+}
+
+// appendTx runs an Append in the writer's transaction. It writes nothing
+// before it knows that the Append will succeed, but for a failure of
+// SQLite itself.
+func (s *Store) appendTx(w *wtx, a *appendReq) error {
+	st := a.task.Status
+	state, ts := int64(st.State), st.Timestamp.UnixMilli()
+	last := a.after + int64(len(a.payloads))
+	var added int
+	for _, p := range a.payloads {
+		added += len(p)
+	}
+	var rid int64
+	if a.after == 0 {
+		// The task folds from its first event, or from its snapshot.
+		snapBytes, tail := len(a.payloads[0]), added-len(a.payloads[0])
+		if a.snap != nil {
+			snapBytes, tail = len(a.snap), 0
+		}
+		res, err := w.exec(s.ws.createTask,
+			a.taskID, a.scope.Tenant, a.scope.Owner, a.task.ContextID, state, ts, last, s.self.ID, snapBytes, tail)
+		n, err := affected(res, err)
+		if err != nil {
+			return fmt.Errorf("sqlite: creating task %q: %w", a.taskID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("sqlite: task %q exists: %w", a.taskID, store.ErrConflict)
+		}
+		if rid, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: creating task %q: %w", a.taskID, err)
+		}
+		if _, err := w.exec(s.ws.addCount, a.scope.Tenant, a.scope.Owner, state, 1); err != nil {
+			return fmt.Errorf("sqlite: counting task %q: %w", a.taskID, err)
+		}
+	} else {
+		var (
+			seq, oldState, oldTS, snapBytes, tail int64
+			oldContext                            string
+		)
+		err := w.queryRow(s.ws.readTask, a.taskID, a.scope.Tenant, a.scope.Owner).
+			Scan(&rid, &seq, &oldState, &oldTS, &oldContext, &snapBytes, &tail)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("sqlite: task %q: %w", a.taskID, store.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("sqlite: appending to task %q: %w", a.taskID, err)
+		case seq != a.after:
+			return fmt.Errorf("sqlite: task %q is at seq %d, not %d: %w", a.taskID, seq, a.after, store.ErrConflict)
+		}
+		tail += int64(added)
+		if a.snap == nil && store.SnapshotDue(st.State, int(snapBytes), int(tail)) {
+			return errSnapshotDue
+		}
+		if a.snap != nil {
+			snapBytes, tail = int64(len(a.snap)), 0
+		}
+		n, err := affected(w.exec(s.ws.moveTask, last, s.self.ID, snapBytes, tail, rid, a.after))
+		switch {
+		case err != nil:
+			return fmt.Errorf("sqlite: appending to task %q: %w", a.taskID, err)
+		case n != 1:
+			return fmt.Errorf("sqlite: appending to task %q: %d rows updated, want 1", a.taskID, n)
+		}
+		// The indexed columns change only with the status.
+		if oldState != state || oldTS != ts || oldContext != a.task.ContextID {
+			if _, err := w.exec(s.ws.setStatus, a.task.ContextID, state, ts, rid); err != nil {
+				return fmt.Errorf("sqlite: appending to task %q: %w", a.taskID, err)
 			}
 		}
-		for i, p := range payloads {
-			if _, err := w.exec(s.ws.insertEvent, taskID, after+int64(i)+1, p); err != nil {
-				return fmt.Errorf("sqlite: appending event %d to task %q: %w", after+int64(i)+1, taskID, err)
+		if oldState != state {
+			if _, err := w.exec(s.ws.moveCount, a.scope.Tenant, a.scope.Owner, oldState, state); err != nil {
+				return fmt.Errorf("sqlite: counting task %q: %w", a.taskID, err)
 			}
 		}
-		if after > 0 {
-			// The log grew: wake the task's idle push configs, in the
-			// same transaction (and savepoint) as the events. A new
-			// task has no configs.
-			if _, err := w.exec(s.ws.wakePush, taskID, pushIdleMS); err != nil {
-				return fmt.Errorf("sqlite: waking the push configs of task %q: %w", taskID, err)
-			}
+	}
+	if a.snap != nil {
+		if _, err := w.exec(s.ws.putSnapshot, rid, last, a.snap); err != nil {
+			return fmt.Errorf("sqlite: storing the snapshot of task %q: %w", a.taskID, err)
 		}
-		return nil
-	})
+	}
+	for i, p := range a.payloads {
+		if _, err := w.exec(s.ws.insertEvent, a.taskID, a.after+int64(i)+1, p); err != nil {
+			return fmt.Errorf("sqlite: appending event %d to task %q: %w", a.after+int64(i)+1, a.taskID, err)
+		}
+	}
+	if a.after > 0 {
+		// The log grew: wake the task's idle push configs, in the
+		// same transaction (and savepoint) as the events. A new
+		// task has no configs.
+		if _, err := w.exec(s.ws.wakePush, a.taskID, pushIdleMS); err != nil {
+			return fmt.Errorf("sqlite: waking the push configs of task %q: %w", a.taskID, err)
+		}
+	}
+	return nil
 }
 
 // pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
 var pushIdleMS = store.PushIdle.UnixMilli()
 
-// Get implements [store.Store].
+// getSQL reads a task for Get (see readStmts).
+const getSQL = `SELECT 0, t.seq, s.seq, s.snapshot FROM tasks t
+	LEFT JOIN snapshots s ON s.rid = t.rid
+	WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3
+UNION ALL
+SELECT 1, e.seq, NULL, e.payload FROM tasks t
+	LEFT JOIN snapshots s ON s.rid = t.rid
+	JOIN events e ON e.task_id = t.id AND e.seq > coalesce(s.seq, 0) AND e.seq <= t.seq
+	WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3`
+
+// Get implements [store.Store]: the task's snapshot, with the events after
+// it folded in ([store.Fold]), read in one statement.
 func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (*a2a.Task, int64, error) {
-	var (
-		snap []byte
-		seq  int64
-	)
-	err := s.rs.get.QueryRowContext(ctx, taskID, scope.Tenant, scope.Owner).Scan(&snap, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, 0, fmt.Errorf("sqlite: task %q: %w", taskID, store.ErrNotFound)
-	case err != nil:
+	rows, err := s.rs.get.QueryContext(ctx, taskID, scope.Tenant, scope.Owner)
+	if err != nil {
 		return nil, 0, s.readErr(fmt.Errorf("sqlite: reading task %q: %w", taskID, err))
 	}
-	t, err := decodeTask(snap)
+	defer rows.Close()
+	var (
+		found bool
+		seq   int64
+		from  sql.NullInt64
+		snap  []byte
+		tail  []rawEvent
+	)
+	for rows.Next() {
+		var (
+			kind    int
+			n       int64
+			snapSeq sql.NullInt64
+			b       []byte
+		)
+		if err := rows.Scan(&kind, &n, &snapSeq, &b); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: reading task %q: %w", taskID, err)
+		}
+		if kind == 0 {
+			found, seq, from, snap = true, n, snapSeq, b
+		} else {
+			tail = append(tail, rawEvent{n, b})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, s.readErr(fmt.Errorf("sqlite: reading task %q: %w", taskID, err))
+	}
+	if !found {
+		return nil, 0, fmt.Errorf("sqlite: task %q: %w", taskID, store.ErrNotFound)
+	}
+	t, err := foldTask(snap, from.Int64, seq, tail)
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: task %q: %w", taskID, err)
 	}
 	return t, seq, nil
 }
 
-// Events implements [store.Store].
+// rawEvent is an event as the events table keeps it.
+type rawEvent struct {
+	seq     int64
+	payload []byte
+}
+
+// foldTask returns the task at seq: snap, the snapshot at seq from (nil
+// when the task has no snapshot row: it then folds from its first event,
+// the task itself, and from is 0), with the events of tail, those after
+// from, folded in. Their seqs must run from+1 ... seq.
+func foldTask(snap []byte, from, seq int64, tail []rawEvent) (*a2a.Task, error) {
+	slices.SortFunc(tail, func(a, b rawEvent) int { return cmp.Compare(a.seq, b.seq) })
+	if int64(len(tail)) != seq-from {
+		return nil, fmt.Errorf("%d events after seq %d, want %d", len(tail), from, seq-from)
+	}
+	evs := make([]store.Event, len(tail))
+	for i, r := range tail {
+		if r.seq != from+int64(i)+1 {
+			return nil, fmt.Errorf("event %d where %d should be", r.seq, from+int64(i)+1)
+		}
+		ev, err := decodeEvent(r.seq, r.payload)
+		if err != nil {
+			return nil, err
+		}
+		evs[i] = ev
+	}
+	if snap != nil {
+		base, err := decodeTask(snap)
+		if err != nil {
+			return nil, err
+		}
+		return store.Fold(base, evs), nil
+	}
+	var base *a2a.Task
+	if len(evs) > 0 && evs[0].Seq == 1 {
+		base, _ = evs[0].Payload.(*a2a.Task)
+	}
+	if base == nil {
+		return nil, errors.New("the task has no snapshot, and its first event is not the task")
+	}
+	return store.Fold(base, evs[1:]), nil
+}
+
+// decodeEvent decodes a payload of the events table. The event keeps the
+// stored bytes as its Data.
+func decodeEvent(seq int64, payload []byte) (store.Event, error) {
+	var sr a2a.StreamResponse
+	if err := json.Unmarshal(payload, &sr); err != nil {
+		return store.Event{}, fmt.Errorf("decoding event %d: %w", seq, err)
+	}
+	return store.Event{Seq: seq, Payload: sr.Event, Data: payload}, nil
+}
+
+// Events implements [store.Store]. Each event's Data is its stored
+// payload.
 func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, after int64) ([]store.Event, error) {
 	rows, err := s.rs.events.QueryContext(ctx, after, taskID, scope.Tenant, scope.Owner)
 	if err != nil {
@@ -149,11 +320,11 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 		if !seq.Valid {
 			continue // the task exists, with no events after after
 		}
-		var sr a2a.StreamResponse
-		if err := json.Unmarshal(payload, &sr); err != nil {
-			return nil, fmt.Errorf("sqlite: decoding event %d of task %q: %w", seq.Int64, taskID, err)
+		ev, err := decodeEvent(seq.Int64, payload)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: task %q: %w", taskID, err)
 		}
-		evs = append(evs, store.Event{Seq: seq.Int64, Payload: sr.Event})
+		evs = append(evs, ev)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.readErr(fmt.Errorf("sqlite: reading events of task %q: %w", taskID, err))
@@ -164,10 +335,13 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 	return evs, nil
 }
 
-// List implements [store.Store]. The page and the total are read in one
-// read transaction, so they agree. Each combination of filters is a range
-// scan of one of the tasks table's list indexes, in order: no page costs
-// more than the first. The total comes from the kept counts when the
+// List implements [store.Store]. The page, the events folded into its
+// tasks and the total are read in one read transaction, so they agree.
+// Each combination of filters is a range scan of one of the tasks table's
+// list indexes, in order: no page costs more than the first (a state
+// filter passes over the index entries of other states). Each task of the
+// page comes with its snapshot, and the events after it, if any, are one
+// range of the events table. The total comes from the kept counts when the
 // query filters on nothing but the state, and from a count of the rows in
 // the range otherwise (see listSQL).
 func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (store.ListResult, error) {
@@ -195,32 +369,68 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 		return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
 	}
 	defer rows.Close()
+	type listed struct {
+		id      string
+		seq     int64
+		snapSeq sql.NullInt64
+		snap    []byte
+	}
+	var found []listed
 	for rows.Next() {
-		if len(res.Tasks) == q.Limit {
+		if len(found) == q.Limit {
 			res.More = true
 			break
 		}
-		var snap []byte
-		if err := rows.Scan(&snap); err != nil {
+		var l listed
+		if err := rows.Scan(&l.id, &l.seq, &l.snapSeq, &l.snap); err != nil {
 			return store.ListResult{}, fmt.Errorf("sqlite: listing tasks: %w", err)
 		}
-		t, err := decodeTask(snap)
-		if err != nil {
-			return store.ListResult{}, fmt.Errorf("sqlite: listing tasks: %w", err)
-		}
-		res.Tasks = append(res.Tasks, t)
+		found = append(found, l)
 	}
 	if err := rows.Err(); err != nil {
 		return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
 	}
 	rows.Close()
+	res.Tasks = make([]*a2a.Task, 0, len(found))
+	var tailStmt *sql.Stmt
+	for _, l := range found {
+		var tail []rawEvent
+		if l.snapSeq.Int64 < l.seq {
+			if tailStmt == nil {
+				tailStmt = tx.StmtContext(ctx, s.rs.tail)
+			}
+			if tail, err = readTail(ctx, tailStmt, l.id, l.snapSeq.Int64, l.seq); err != nil {
+				return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
+			}
+		}
+		t, err := foldTask(l.snap, l.snapSeq.Int64, l.seq, tail)
+		if err != nil {
+			return store.ListResult{}, fmt.Errorf("sqlite: listing tasks: task %q: %w", l.id, err)
+		}
+		res.Tasks = append(res.Tasks, t)
+	}
 	if err := tx.StmtContext(ctx, countStmt).QueryRowContext(ctx, countArgs...).Scan(&res.Total); err != nil {
 		return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: counting tasks: %w", err))
 	}
-	if res.Tasks == nil {
-		res.Tasks = []*a2a.Task{}
-	}
 	return res, nil
+}
+
+// readTail reads the events of task id with from < seq <= to.
+func readTail(ctx context.Context, st *sql.Stmt, id string, from, to int64) ([]rawEvent, error) {
+	rows, err := st.QueryContext(ctx, id, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	tail := make([]rawEvent, 0, to-from)
+	for rows.Next() {
+		var r rawEvent
+		if err := rows.Scan(&r.seq, &r.payload); err != nil {
+			return nil, err
+		}
+		tail = append(tail, r)
+	}
+	return tail, rows.Err()
 }
 
 // listSQL returns the statement that reads a page of q (limit+1 rows: the
@@ -248,23 +458,30 @@ func listSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []any,
 // scanListSQL is listSQL with a count of the rows of tasks whatever the
 // filters: the count that the kept counts must agree with.
 func scanListSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []any, count string, countArgs []any) {
+	// The index is named: with a state filter, SQLite could pick
+	// tasks_state, in the right order too but holding every scope.
+	from := "FROM tasks t INDEXED BY tasks_list"
+	if q.ContextID != "" {
+		from = "FROM tasks t INDEXED BY tasks_list_context"
+	}
 	var b strings.Builder
-	b.WriteString("FROM tasks WHERE tenant = ? AND owner = ?")
+	b.WriteString(" WHERE t.tenant = ? AND t.owner = ?")
 	args := []any{scope.Tenant, scope.Owner}
 	if q.ContextID != "" {
-		b.WriteString(" AND context_id = ?")
+		b.WriteString(" AND t.context_id = ?")
 		args = append(args, q.ContextID)
 	}
 	if q.Status != a2a.TaskStateUnspecified {
-		b.WriteString(" AND state = ?")
+		// Checked on the state that ends each index entry.
+		b.WriteString(" AND t.state = ?")
 		args = append(args, int64(q.Status))
 	}
 	if !q.StatusAfter.IsZero() {
 		// status_ts >= StatusAfter, with status_ts in whole milliseconds.
-		b.WriteString(" AND status_ts >= ?")
+		b.WriteString(" AND t.status_ts >= ?")
 		args = append(args, ceilMilli(q.StatusAfter))
 	}
-	count = "SELECT count(*) " + b.String()
+	count = "SELECT count(*) " + from + b.String()
 	countArgs = args
 	pageArgs = append([]any(nil), args...)
 	if c := q.After; c != nil {
@@ -275,12 +492,14 @@ func scanListSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []
 		if time.UnixMilli(ms).Before(c.Timestamp) {
 			ms, id = ms+1, ""
 		}
-		b.WriteString(" AND (status_ts, id) < (?, ?)")
+		b.WriteString(" AND (t.status_ts, t.id) < (?, ?)")
 		pageArgs = append(pageArgs, ms, id)
 	}
-	b.WriteString(" ORDER BY status_ts DESC, id DESC LIMIT ?")
+	b.WriteString(" ORDER BY t.status_ts DESC, t.id DESC LIMIT ?")
 	pageArgs = append(pageArgs, q.Limit+1)
-	return "SELECT snapshot " + b.String(), pageArgs, count, countArgs
+	// Each task with its snapshot, if it has one, and the seq of that.
+	page = "SELECT t.id, t.seq, s.seq, s.snapshot " + from + " LEFT JOIN snapshots s ON s.rid = t.rid" + b.String()
+	return page, pageArgs, count, countArgs
 }
 
 // ceilMilli returns the first whole unix millisecond at or after t.

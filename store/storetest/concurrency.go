@@ -72,7 +72,7 @@ func testConcurrentAppend(t *testing.T, s store.Store) {
 						fail("writer %d, append %d: still conflicting after %d attempts", w, i, attempts)
 						return
 					}
-					_, seq, err := s.Get(ctx, scopeA, task.ID)
+					cur, seq, err := s.Get(ctx, scopeA, task.ID)
 					if err != nil {
 						fail("writer %d: Get: %v", w, err)
 						return
@@ -81,8 +81,9 @@ func testConcurrentAppend(t *testing.T, s store.Store) {
 						evs  []store.Event
 						snap *a2a.Task
 					)
+					snap = cur
 					for k := range 1 + i%2 {
-						snap = withStatus(task, a2a.TaskStateWorking, at(1+i), fmt.Sprintf("w%d-%02d-%d", w, i, k))
+						snap = withStatus(snap, a2a.TaskStateWorking, at(1+i), fmt.Sprintf("w%d-%02d-%d", w, i, k))
 						evs = append(evs, statusEvent(seq+int64(k)+1, snap))
 					}
 					err = s.Append(ctx, scopeA, task.ID, seq, evs, snap)

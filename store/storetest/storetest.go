@@ -47,6 +47,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"AppendKeepsInput", testAppendKeepsInput},
 		{"GetMissing", testGetMissing},
 		{"Events", testEvents},
+		{"EventData", testEventData},
+		{"HugeTask", testHugeTask},
+		{"InterleavedAppends", testInterleavedAppends},
 
 		// Scopes.
 		{"ScopeIsolation", testScopeIsolation},
@@ -146,15 +149,16 @@ func newTask(id, contextID string, state a2a.TaskState, ts a2a.Timestamp) *a2a.T
 	}
 }
 
-// withStatus returns a copy of task with a new status, marked by msgID
-// (empty for no status message).
+// withStatus returns the task after a status update to state at ts, with
+// a status message marked by msgID (none for an empty msgID): the fold of
+// that event, as Append requires of its snapshot (the old status message
+// moves into history).
 func withStatus(task *a2a.Task, state a2a.TaskState, ts a2a.Timestamp, msgID string) *a2a.Task {
-	c := *task
-	c.Status = a2a.TaskStatus{State: state, Timestamp: ts}
+	st := a2a.TaskStatus{State: state, Timestamp: ts}
 	if msgID != "" {
-		c.Status.Message = a2a.NewTextMessage(a2a.RoleAgent, msgID, "status "+msgID)
+		st.Message = a2a.NewTextMessage(a2a.RoleAgent, msgID, "status "+msgID)
 	}
-	return &c
+	return task.Apply(&a2a.TaskStatusUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Status: st})
 }
 
 // statusEvent returns the event that moves a task to the status of snap.

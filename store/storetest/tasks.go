@@ -10,10 +10,21 @@ import (
 )
 
 // richTask returns a snapshot that uses every part of a task: history,
-// artifacts with each kind of part, metadata and a status message.
+// artifacts with each kind of part, metadata and a status message. It is
+// the fold of richEvents.
 func richTask(id string, ts a2a.Timestamp) *a2a.Task {
+	evs := richLog(id, ts)
+	return store.Fold(evs[0].Payload.(*a2a.Task), evs[1:])
+}
+
+// richEvents returns the log of richTask: the task, then one event of each
+// other kind.
+func richEvents(task *a2a.Task) []store.Event { return richLog(task.ID, task.Status.Timestamp) }
+
+func richLog(id string, ts a2a.Timestamp) []store.Event {
+	const contextID = "ctx-rich"
 	user := a2a.Message{
-		MessageID: "m-user", ContextID: "ctx-rich", TaskID: id, Role: a2a.RoleUser,
+		MessageID: "m-user", ContextID: contextID, TaskID: id, Role: a2a.RoleUser,
 		Parts: []a2a.Part{
 			a2a.TextPart("hello"),
 			{Content: a2a.Raw("\x00\x01binary"), Filename: "b.bin", MediaType: "application/octet-stream"},
@@ -22,51 +33,47 @@ func richTask(id string, ts a2a.Timestamp) *a2a.Task {
 		Extensions:       []string{"https://example.com/ext"},
 		ReferenceTaskIDs: []string{"task-ref"},
 	}
-	return &a2a.Task{
+	first := &a2a.Task{
 		ID:        id,
-		ContextID: "ctx-rich",
-		Status: a2a.TaskStatus{
-			State:     a2a.TaskStateInputRequired,
-			Message:   a2a.NewTextMessage(a2a.RoleAgent, "m-agent", "which one?"),
-			Timestamp: ts,
-		},
-		History: []a2a.Message{user},
-		Artifacts: []a2a.Artifact{{
-			ArtifactID:  "art-1",
-			Name:        "result",
-			Description: "the result",
-			Parts: []a2a.Part{
-				a2a.TextPart("text ü ✓"),
-				{Content: a2a.URL("https://example.com/f.pdf"), Filename: "f.pdf", MediaType: "application/pdf"},
-				{Content: a2a.Data(`{"a":[1,2],"b":"c"}`), MediaType: "application/json", Metadata: map[string]any{"x": true}},
-			},
-		}},
-		Metadata: map[string]any{"k": "v", "n": 2.5, "nested": map[string]any{"list": []any{"a", 1.0}}},
+		ContextID: contextID,
+		Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: ts},
+		History:   []a2a.Message{user},
+		Metadata:  map[string]any{"k": "v", "n": 2.5, "nested": map[string]any{"list": []any{"a", 1.0}}},
 	}
-}
-
-// richEvents returns the log of richTask: the task, then one event of each
-// other kind.
-func richEvents(task *a2a.Task) []store.Event {
+	art := a2a.Artifact{
+		ArtifactID:  "art-1",
+		Name:        "result",
+		Description: "the result",
+		Parts: []a2a.Part{
+			a2a.TextPart("text ü ✓"),
+			{Content: a2a.URL("https://example.com/f.pdf"), Filename: "f.pdf", MediaType: "application/pdf"},
+			{Content: a2a.Data(`{"a":[1,2],"b":"c"}`), MediaType: "application/json", Metadata: map[string]any{"x": true}},
+		},
+	}
 	return []store.Event{
-		{Seq: 1, Payload: newTask(task.ID, task.ContextID, a2a.TaskStateSubmitted, task.Status.Timestamp)},
+		{Seq: 1, Payload: first},
 		{Seq: 2, Payload: &a2a.Message{
-			MessageID: "m-user", ContextID: task.ContextID, TaskID: task.ID, Role: a2a.RoleUser,
-			Parts: []a2a.Part{a2a.TextPart("hello")},
+			MessageID: "m-user-2", ContextID: contextID, TaskID: id, Role: a2a.RoleUser,
+			Parts: []a2a.Part{a2a.TextPart("more")},
 		}},
 		{Seq: 3, Payload: &a2a.TaskStatusUpdateEvent{
-			TaskID: task.ID, ContextID: task.ContextID,
-			Status:   a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: task.Status.Timestamp},
+			TaskID: id, ContextID: contextID,
+			Status:   a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: ts},
 			Metadata: map[string]any{"step": "one"},
 		}},
 		{Seq: 4, Payload: &a2a.TaskArtifactUpdateEvent{
-			TaskID: task.ID, ContextID: task.ContextID,
-			Artifact: task.Artifacts[0],
+			TaskID: id, ContextID: contextID,
+			Artifact: art,
 			Append:   true, LastChunk: true,
 			Metadata: map[string]any{"chunk": 1.0},
 		}},
 		{Seq: 5, Payload: &a2a.TaskStatusUpdateEvent{
-			TaskID: task.ID, ContextID: task.ContextID, Status: task.Status,
+			TaskID: id, ContextID: contextID,
+			Status: a2a.TaskStatus{
+				State:     a2a.TaskStateInputRequired,
+				Message:   a2a.NewTextMessage(a2a.RoleAgent, "m-agent", "which one?"),
+				Timestamp: ts,
+			},
 		}},
 	}
 }
@@ -272,7 +279,7 @@ func testGetMissing(t *testing.T, s store.Store) {
 func testEvents(t *testing.T, s store.Store) {
 	rich := richTask("task-1", at(0))
 	evs := richEvents(rich)
-	if err := s.Append(t.Context(), scopeA, rich.ID, 0, evs[:2], rich); err != nil {
+	if err := s.Append(t.Context(), scopeA, rich.ID, 0, evs[:2], store.Fold(evs[0].Payload.(*a2a.Task), evs[1:2])); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	if err := s.Append(t.Context(), scopeA, rich.ID, 2, evs[2:], rich); err != nil {

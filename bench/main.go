@@ -37,6 +37,40 @@
 //	go run ./bench -push -rounds 3    # = -targets goa2a-chunks,goa2a-push
 //	go run ./bench -push -chunks 2 -pushwait=false
 //
+// Three more modes measure streaming instead of -targets; each prints its
+// own table (or -json), and exits 1 if a run failed or a check did not hold.
+// They serve benchAgent (bench/streamutil.go) behind the JSON-RPC binding
+// on 127.0.0.1, with a fresh store per run.
+//
+// -stream (bench/stream.go): one task streams N artifact chunks (16-byte
+// text parts of one artifact) to one SendStreamingMessage client, server
+// and client in this process; the time to the completed frame, chunks/s,
+// each store against the memory store, and the growth exponent of the time
+// from the smallest to the largest N. A run over -streamtimeout is stopped
+// and reported as such:
+//
+//	go run ./bench -stream                                 # memory,sqlite,postgres x 1000,4000,16000
+//	go run ./bench -stream -stores memory -chunkcounts 1000,10000 -rounds 3
+//
+// -streams N (bench/streams.go): the server's memory per open
+// SubscribeToTask stream. The server runs alone in a child process (the
+// bench binary run again with -child, bench/child.go); N streams, each on
+// its own connection, are opened over -streamtasks tasks that stay working,
+// and the child's RSS, Go heap, stacks and total Go memory are compared
+// before and after, per stream. -childmemprofile writes the child's heap
+// profile with every stream open:
+//
+//	go run ./bench -streams 10000 -stores memory,sqlite
+//	go run ./bench -streams 10000 -stores memory -childmemprofile /tmp/streams.heap
+//
+// -fanout (bench/fanout.go): -subscribers SubscribeToTask streams of one
+// task that streams -fanchunks chunks once all are attached; the server's
+// CPU per chunk per subscriber, in a child process as above, with a
+// 1-subscriber baseline row (-fanbaseline). -childcpuprofile profiles it:
+//
+//	go run ./bench -fanout -stores memory,sqlite
+//	go run ./bench -fanout -subscribers 2000 -fanchunks 500 -rounds 3
+//
 // The output starts with the Go version, GOMAXPROCS, CPU model and date so
 // it can be pasted as is into docs/performance.md.
 package main
@@ -53,6 +87,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,7 +143,21 @@ type report struct {
 	VsJSONRPC map[string]float64 `json:"vs_jsonrpc,omitempty"`
 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func main() {
+	if isChild() {
+		if err := runChild(os.Args[1:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var (
 		concurrency = flag.Int("c", 64, "concurrent closed-loop clients")
 		duration    = flag.Duration("d", 10*time.Second, "measured duration per target")
@@ -118,7 +167,7 @@ func main() {
 		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-rest, goa2a-grpc, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks, goa2a-push")
 		pushMode    = flag.Bool("push", false, "measure webhook delivery: drive goa2a-chunks and goa2a-push (overrides -targets)")
 		text        = flag.String("text", "hello, agent", "text of every message")
-		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator) to `file`")
+		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator; with -stream, server and client) to `file`")
 		memprofile  = flag.String("memprofile", "", "write an allocation profile of the whole process to `file` at the end")
 	)
 	flag.IntVar(&pushChunks, "chunks", pushChunks, "artifact chunks per task of goa2a-chunks and goa2a-push")
@@ -126,7 +175,69 @@ func main() {
 	flag.IntVar(&grpcConns, "grpcconns", grpcConns, "client connections (grpc.ClientConn) shared by the clients of goa2a-grpc")
 	flag.UintVar(&grpcWorkers, "grpcworkers", grpcWorkers, "diagnostic: goa2a-grpc runs calls on this many long-lived server goroutines (grpc.NumStreamWorkers) instead of one new goroutine per call; 0 is gRPC's default")
 	flag.StringVar(&postgresDSN, "postgres", postgresDSN, "PostgreSQL `DSN` of the goa2a-postgres target (a fresh schema is made and dropped)")
+	var (
+		streamMode      = flag.Bool("stream", false, "mode: one task streams N artifact chunks to one client, per store and -chunkcounts (bench/stream.go)")
+		streamsMode     = flag.Int("streams", 0, "mode: server memory per open SubscribeToTask stream, with this many streams open (bench/streams.go)")
+		fanoutMode      = flag.Bool("fanout", false, "mode: server CPU per chunk per subscriber of one task (bench/fanout.go)")
+		stores          = flag.String("stores", "", "-stream, -streams, -fanout: comma-separated stores: memory, sqlite, postgres (default memory,sqlite,postgres for -stream, memory,sqlite otherwise)")
+		chunkCounts     = flag.String("chunkcounts", "1000,4000,16000", "-stream: comma-separated chunk counts")
+		streamTimeout   = flag.Duration("streamtimeout", 300*time.Second, "-stream: stop a run that takes longer; -streams, -fanout: the limit of one store's (or row's) run")
+		streamTasks     = flag.Int("streamtasks", 100, "-streams: tasks the streams are spread over")
+		streamOpeners   = flag.Int("streamopeners", 32, "-streams, -fanout: connections being opened at once")
+		streamSettle    = flag.Duration("streamsettle", time.Second, "-streams: wait before each memory sample")
+		subscribers     = flag.Int("subscribers", 500, "-fanout: subscribers of the task")
+		fanChunks       = flag.Int("fanchunks", 2000, "-fanout: artifact chunks the task streams")
+		fanBaseline     = flag.Bool("fanbaseline", true, "-fanout: also run with 1 subscriber, the baseline row")
+		childMemProfile = flag.String("childmemprofile", "", "-streams: write the child's heap profile with every stream open to `file`, and its goroutines to file.goroutines.txt (the store's name is added with several stores)")
+		childCPUProfile = flag.String("childcpuprofile", "", "-fanout: write the child's CPU profile from the go signal to the last frame to `file` (store, subscribers and round are added with several runs)")
+	)
 	flag.Parse()
+	if modes := btoi(*streamMode) + btoi(*streamsMode != 0) + btoi(*fanoutMode); modes > 0 {
+		if modes > 1 {
+			fmt.Fprintln(os.Stderr, "bench: -stream, -streams and -fanout are separate modes: give one")
+			os.Exit(2)
+		}
+		if *rounds < 1 || *streamTimeout <= 0 || *streamsMode < 0 || *streamTasks < 1 || *streamOpeners < 1 || *subscribers < 1 || *fanChunks < 1 {
+			fmt.Fprintln(os.Stderr, "bench: -rounds, -streams, -streamtasks, -streamopeners, -subscribers and -fanchunks must be at least 1, -streamtimeout positive")
+			os.Exit(2)
+		}
+		defStores := "memory,sqlite"
+		if *streamMode {
+			defStores = "memory,sqlite,postgres"
+		}
+		storeList := splitList(cmp.Or(*stores, defStores))
+		for _, s := range storeList {
+			if s != "memory" && s != "sqlite" && s != "postgres" {
+				fmt.Fprintf(os.Stderr, "bench: -stores: unknown store %q (want memory, sqlite or postgres)\n", s)
+				os.Exit(2)
+			}
+		}
+		var err error
+		switch {
+		case *streamMode:
+			var counts []int
+			for _, c := range splitList(*chunkCounts) {
+				n, cerr := strconv.Atoi(c)
+				if cerr != nil || n < 1 {
+					fmt.Fprintf(os.Stderr, "bench: -chunkcounts: %q is not a count\n", c)
+					os.Exit(2)
+				}
+				counts = append(counts, n)
+			}
+			err = runStreamMode(streamOptions{stores: storeList, counts: counts, rounds: *rounds, timeout: *streamTimeout, asJSON: *asJSON, cpuprofile: *cpuprofile})
+		case *streamsMode != 0:
+			err = runStreamsMode(streamsOptions{stores: storeList, streams: *streamsMode, tasks: *streamTasks, timeout: *streamTimeout,
+				asJSON: *asJSON, memprofile: *childMemProfile, openers: *streamOpeners, settle: *streamSettle, childExitWait: 30 * time.Second})
+		default:
+			err = runFanoutMode(fanoutOptions{stores: storeList, subscribers: *subscribers, chunks: *fanChunks, baseline: *fanBaseline,
+				rounds: *rounds, timeout: *streamTimeout, asJSON: *asJSON, cpuprofile: *childCPUProfile, openers: *streamOpeners})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *concurrency < 1 || *duration <= 0 || *warmup < 0 || *rounds < 1 || pushChunks < 1 || grpcConns < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -c, -rounds, -chunks and -grpcconns must be at least 1, -d positive and -warmup not negative")
 		os.Exit(2)

@@ -191,15 +191,19 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 			// lock (the agent's writes go on meanwhile): every event up
 			// to the task's seq at this point is stored, every later one
 			// comes through sub, and emit drops what comes twice.
+			// The task's recent events in memory serve first.
 			lt.mu.Lock()
 			ended := lt.task.Status.State.Terminal()
 			sub = newSubscriber(streamBuffer)
 			lt.subscribe(sub)
+			evs, ok := lt.recentAfter(seq)
 			lt.mu.Unlock()
-			evs, err := h.store.Events(ctx, lt.scope, lt.id, seq)
-			if err != nil {
-				yield(StreamEvent{}, a2a.AsError(err))
-				return
+			if !ok {
+				var err error
+				if evs, err = h.store.Events(ctx, lt.scope, lt.id, seq); err != nil {
+					yield(StreamEvent{}, a2a.AsError(err))
+					return
+				}
 			}
 			for _, ev := range evs {
 				var done bool

@@ -37,8 +37,8 @@ type liveTask struct {
 	queue  []queued  // writes not yet stored, in order
 	qbytes int       // Data bytes in queue
 	// flushing is set while a flush goroutine owns the queue; drained is
-	// closed (and replaced) each time a flush has stored or given up on
-	// what it took.
+	// closed (and replaced) each time a flush takes the queue, and each
+	// time it has stored or given up on what it took.
 	flushing bool
 	inflight int // events of the Append in progress
 	drained  chan struct{}
@@ -48,6 +48,11 @@ type liveTask struct {
 	// created is the exchange to resolve once the task's first event is
 	// stored.
 	created *exchange
+
+	// recent holds the last stored events, up to recentEvents, as a
+	// ring whose oldest is at next once it is full; they end at seq.
+	recent []store.Event
+	next   int
 
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
@@ -97,6 +102,7 @@ func newSubscriber(buffer int) *subscriber { return &subscriber{ch: make(chan *u
 
 // publish hands u to every subscriber without blocking. Callers hold lt.mu.
 func (lt *liveTask) publish(u *update) {
+	lt.remember(u.ev)
 	for s := range lt.subs {
 		select {
 		case s.ch <- u:
@@ -106,6 +112,39 @@ func (lt *liveTask) publish(u *update) {
 			delete(lt.subs, s)
 		}
 	}
+}
+
+// recentEvents is how many of its last stored events a live task keeps in
+// memory for subscribers that fell behind (a fast agent, many readers),
+// so that they catch up without reading the store.
+const recentEvents = 256
+
+// remember keeps ev, the next stored event, among the recent ones, and
+// forgets the oldest when there are recentEvents. Callers hold lt.mu.
+func (lt *liveTask) remember(ev store.Event) {
+	if len(lt.recent) == recentEvents {
+		lt.recent[lt.next] = ev
+		lt.next = (lt.next + 1) % recentEvents
+		return
+	}
+	lt.recent = append(lt.recent, ev)
+}
+
+// recentAfter returns the stored events after seq if the recent ones hold
+// all of them, and false if some are older. Callers hold lt.mu.
+func (lt *liveTask) recentAfter(seq int64) ([]store.Event, bool) {
+	if seq >= lt.seq {
+		return nil, true
+	}
+	n := len(lt.recent)
+	if int64(n) < lt.seq-seq {
+		return nil, false
+	}
+	out := make([]store.Event, 0, lt.seq-seq)
+	for i := n - int(lt.seq-seq); i < n; i++ {
+		out = append(out, lt.recent[(lt.next+i)%n])
+	}
+	return out, true
 }
 
 func (lt *liveTask) subscribe(s *subscriber) {
@@ -299,6 +338,7 @@ func (h *Handler) flush(lt *liveTask) {
 			lt.qbytes -= len(q.ev.Data)
 		}
 		lt.inflight = n
+		lt.wakeLocked() // the queue has room again
 		lt.mu.Unlock()
 		// Durability first: an event reaches no client before the store has it.
 		err := h.store.Append(context.Background(), lt.scope, lt.id, after, events, batch[n-1].task)
@@ -323,10 +363,16 @@ func (h *Handler) flush(lt *liveTask) {
 			lt.queue = append(batch, lt.queue...)
 			h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
 		}
-		close(lt.drained)
-		lt.drained = make(chan struct{})
+		lt.wakeLocked()
 	}
 	lt.flushing = false
+}
+
+// wakeLocked wakes the writers waiting for room in the queue and the
+// Flush calls waiting for a store: each looks again.
+func (lt *liveTask) wakeLocked() {
+	close(lt.drained)
+	lt.drained = make(chan struct{})
 }
 
 // storedLocked makes a stored batch the task's latest state: the exchange

@@ -14,7 +14,8 @@ import (
 // BenchmarkAppendParallel creates a task and appends three events to it,
 // one Append each, from 16×GOMAXPROCS goroutines: Appends wait on commits
 // (fsync), not on the CPU, so a server takes many more at once than it has
-// cores; run it with -cpu 2 to see what the pool size allows (see Open).
+// cores, and the store's writers commit those waiting together (group
+// commit; appends/commit reports how many shared a commit on average).
 // One op is one task: four Appends, one of which changes the task's state.
 func BenchmarkAppendParallel(b *testing.B) {
 	s := openStore(b, newSchema(b), postgres.Options{})

@@ -13,10 +13,9 @@
 //	defer s.Close()
 //
 // The pool has pgxpool's default size, max(4, NumCPU), unless the DSN sets
-// pool_max_conns. Each connection commits one Append at a time, so where
-// commits wait long on the disk a larger pool lets the server group more
-// of them into one flush; on a small machine with a fast disk it only adds
-// server processes competing for the CPUs.
+// pool_max_conns. Appends do not need a connection each: a store's writers
+// (two goroutines) each take a connection only while they commit a batch
+// of them (see below); the other connections serve reads.
 //
 // [New] does the same on a pgxpool.Pool the caller keeps. Both create the
 // schema and its tables if needed and migrate them to [SchemaVersion]:
@@ -28,23 +27,50 @@
 //
 // # Durability and concurrency
 //
-// Append is one SQL statement, and so one transaction: the task row moves
-// to its new snapshot and last seq only if it is still at the seq the
-// caller read (optimistic concurrency), the events go in with it, and a
-// notification is queued; all commit together or not at all. When Append
-// returns, the events are as durable as the server's commit settings make
-// them (with the default synchronous_commit, on disk). As with any
-// database, an Append that fails because the connection broke or the
-// context ended may nevertheless have committed; reading the task again
-// tells. Events are numbered
-// per task from 1 without gaps; the events table's primary key (task_id,
-// seq) is a second guard against two writers of one seq.
+// Each Append is one SQL statement: the task row moves to its new last seq
+// only if it is still at the seq the caller read (optimistic concurrency),
+// and the events, the task counts and the wake of the task's idle push
+// configs go in with it; it applies whole or not at all, and reports which.
+// Appends are committed in groups (group commit): a writer goroutine takes
+// every Append waiting, up to 256, runs their statements in one
+// transaction, in task id order (so that writers of several processes
+// never deadlock on the rows of the tasks they share), queues one
+// notification for the transaction (see below), commits once and then
+// answers each caller with its own outcome: a conflicting or missing task
+// fails only its own Append. Commits wait on the disk and PostgreSQL
+// serializes the commits of transactions that notify, so under load one
+// commit carries many Appends instead of one each. If the transaction
+// fails as a whole before it commits (a deadlock with another client, a
+// broken connection), each of its Appends runs again alone. An Append
+// whose context ends while it waits for a writer returns ctx.Err() and
+// never runs; once a writer has taken it, Append returns its outcome.
+// Close lets the Appends queued before it finish.
+//
+// When Append returns nil, the events are in the log, visible to every
+// reader, and as durable as the server's commit settings make them (with
+// the default synchronous_commit, on disk). As with any database, an
+// Append that fails because the connection broke while it committed may
+// nevertheless have committed (its error says so); reading the task again
+// tells. Events are numbered per task from 1 without gaps; the events
+// table's primary key (task_id, seq) is a second guard against two writers
+// of one seq.
+//
+// An Append costs the same however long the task: it writes the events
+// given, and the snapshot only when [store.SnapshotDue] says so (the task
+// reached a terminal or interrupted state, or the events since the
+// snapshot outweigh it); otherwise the snapshot stays as it was, at an
+// older seq, and readers fold the events after it ([store.Fold]). The
+// store remembers the sizes of the snapshots and tails of the tasks it
+// appended to, to decide without reading; for a task another process
+// appended to last, it learns them from its first Append.
 //
 // [Store.Import] copies many tasks at once (COPY) in one transaction, all
 // or none, and notifies nobody.
 //
 // Reads are single statements too: Get, Events and List each see one
-// consistent snapshot of the database. List's total is exact: unfiltered
+// consistent snapshot of the database. Get and List read each task's
+// snapshot with the events after it, which they fold; Events returns each
+// event's stored JSON as its Data. List's total is exact: unfiltered
 // or filtered by state only, it is read from counters kept by every write
 // in its own transaction (see Schema), in time independent of the number
 // of tasks; filtered by context or time, it is a count of the matching
@@ -52,27 +78,41 @@
 //
 // # Following tasks from another process
 //
-// Each Append notifies [Store.Channel] ("a2a_task_events.<schema>") with
-// "<task id>:<last seq>" when it commits. A process that LISTENs on the
-// channel, then reads Events(after) from the last seq it knows, and again
-// on each notification, misses nothing: an event is in the table before
-// its notification is sent. Notifications are a wake-up, not a transport;
-// PostgreSQL queues them for slow listeners but drops none while the
-// listener's connection lives.
+// Each commit of Appends notifies [Store.Channel]
+// ("a2a_task_events.<schema>") once. The payload has a line for each task
+// the commit appended to, "<task id>:<last seq>", lines separated by a
+// newline ("\n", none after the last), for example "task-1:3\ntask-7:12":
+// a commit of a single Append sends "<task id>:<last seq>" alone, as
+// before. Task ids may contain colons: split each line at its last one. A
+// payload is at most 7999 bytes (PostgreSQL's limit): a commit with more
+// lines sends several notifications, each of whole lines, in the same
+// transaction. A process that LISTENs on the channel, then reads
+// Events(after) from the last seq it knows, and again for each line of
+// each notification, misses nothing: the notifications go out when the
+// transaction commits, with the events in the table. Notifications are a
+// wake-up, not a transport; PostgreSQL queues them for slow listeners but
+// drops none while the listener's connection lives.
 //
 // # Schema
 //
-// Schema version 3 has these tables (see migrations/0001_init.sql,
-// 0002_task_counts.sql and 0003_push_delivery.sql):
+// Schema version 4 has these tables (see migrations/0001_init.sql,
+// 0002_task_counts.sql, 0003_push_delivery.sql and
+// 0004_snapshot_tail.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
 //   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
-//     snapshot): one row per task; snapshot is the task's JSON, status_ts
-//     its status timestamp in unix milliseconds, seq the last event's
-//     number, runner the store that appended it. Four indexes on (tenant,
-//     owner, [context_id], [state], status_ts, id) make every ListTasks
-//     filter a keyset range scan; (state, status_ts) serves Orphans and
-//     Expire.
+//     snapshot, snap_seq, snap_bytes, tail_bytes): one row per task;
+//     status_ts is its status timestamp in unix milliseconds, seq the last
+//     event's number, runner the store that appended it. snapshot is the
+//     JSON of the task at seq snap_seq (NULL on rows not appended to since
+//     version 3: at seq); the task is that snapshot with the events after
+//     it folded in. snap_bytes and tail_bytes are the sizes of the
+//     snapshot and of those events, for [store.SnapshotDue]. Two indexes
+//     on (tenant, owner, [context_id], status_ts, id) make every ListTasks
+//     filter a keyset range scan (a state filter keeps the tasks in that
+//     state from the range); (state, status_ts) serves Orphans and Expire.
+//     Migration 4 rewrites no row; as with versions 2 and 3, every process
+//     sharing a schema must then run a build that knows version 4.
 //   - events(task_id, seq, payload): the logs, payload being the JSON of
 //     an a2a.StreamResponse.
 //   - push_configs(task_id, id, tenant, owner, config, delivered,

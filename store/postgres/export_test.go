@@ -85,3 +85,21 @@ func (s *Store) ClaimPushSQL() string { return s.q.claimPush }
 func (s *Store) GroupStats() (commits, appends, retries int64) {
 	return s.commits.Load(), s.appended.Load(), s.retries.Load()
 }
+
+// NotifyPayloads returns the payloads of the notifications that a commit
+// sends for appends to the tasks ids (in id order) that reached lasts,
+// those with failed[i] having failed.
+func NotifyPayloads(ids []string, lasts []int64, failed []bool) []string {
+	run := make([]*appendReq, len(ids))
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		run[i] = &appendReq{taskID: id, last: lasts[i]}
+		if failed[i] {
+			errs[i] = store.ErrConflict
+		}
+	}
+	return notifications(run, errs)
+}
+
+// MaxNotifyPayload is the longest payload of a notification.
+const MaxNotifyPayload = maxPayload

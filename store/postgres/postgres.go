@@ -93,11 +93,11 @@ var (
 // migrates the schema, and registers the store as a runner. The store owns
 // its connection pool and closes it in Close. A DSN without
 // connect_timeout gets one of 10 s. The pool has pgxpool's default size,
-// max(4, runtime.NumCPU()), unless the DSN sets pool_max_conns; each
-// connection commits one Append at a time, so a server whose commits wait
-// long on its disk may want more (measured here, on 2 CPUs and a fast
-// disk, 32 connections were slower than 4). Each connection is a server
-// process: mind the server's max_connections when many stores share it.
+// max(4, runtime.NumCPU()), unless the DSN sets pool_max_conns; Appends
+// are committed in groups by two writer goroutines, a connection each
+// while they commit, and the other connections serve reads. Each
+// connection is a server process: mind the server's max_connections when
+// many stores share it.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -186,11 +186,13 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 
 // Channel returns the name of the channel that Append notifies. To follow
 // tasks from another connection, LISTEN to it quoted as an identifier
-// (pgx.Identifier{ch}.Sanitize()); each notification's payload is the
-// task id, a colon and the seq of the last event appended, for example
-// "task-1:3" (task ids may contain colons: split at the last one).
-// Notifications are sent when the Append commits. Read Events to get what
-// was appended.
+// (pgx.Identifier{ch}.Sanitize()). Each notification's payload has one
+// line per task that a commit appended to: the task id, a colon and the
+// seq of the last event appended, for example "task-1:3"; lines are
+// separated by "\n" (task ids may contain colons: split each line at its
+// last one). A commit whose lines exceed 7999 bytes sends several
+// notifications. Notifications are sent when the Appends commit. Read
+// Events to get what was appended.
 func (s *Store) Channel() string { return s.channel }
 
 // Schema returns the schema that holds the store's tables.

@@ -41,13 +41,19 @@
 // config reads) each see one consistent snapshot of the database.
 //
 // Writes (Append, Import, PutPushConfig, DeletePushConfig, ClaimPush,
-// SetPushState, heartbeats, Expire) are requests to the writer goroutine. It takes the first one,
-// then all that are waiting (up to [Options.MaxBatch]), runs each in a
-// savepoint of one transaction (one failing, for example with
-// ErrConflict, undoes only itself) and commits once: under load, many
-// writes share one commit and its sync. [Store.Stats] counts writes and
-// commits. [Store.Import] is one request however many tasks it brings:
-// other writes wait while it runs, a few seconds per 100,000 tasks.
+// SetPushState, heartbeats, Expire) are requests to the writer goroutine.
+// It takes the first one, then all that are waiting (up to
+// [Options.MaxBatch]), yielding its CPU once so that callers about to send
+// one join, runs them in one transaction and commits once: under load,
+// many writes share one commit and its sync. A write that fails (for
+// example with ErrConflict) undoes only itself: the batch runs without
+// savepoints, and in the rare case of a write that failed after changing
+// rows, runs again with a savepoint per write. [Store.Stats] counts writes,
+// commits and such reruns. [Store.Import] is one request however many
+// tasks it brings: other writes wait while it runs, a few seconds per
+// 100,000 tasks. Checkpoints, which copy the write-ahead log back into the
+// file, run on a connection of their own in the background, not in the
+// writer's commits.
 //
 // Several stores may open the same file, in one process or in several on
 // one host (not on a network file system: WAL needs shared memory). Their
@@ -55,20 +61,36 @@
 //
 // # Schema
 //
-// Schema version 3 has these tables (see migrations/0001_init.sql,
-// 0002_task_counts.sql and 0003_push_delivery.sql):
+// Schema version 4 has these tables (see migrations/0001_init.sql to
+// 0004_snapshots.sql):
 //
 //   - schema_migrations(version, applied_at): the migrations applied.
-//   - tasks(id, tenant, owner, context_id, state, status_ts, seq, runner,
-//     snapshot): one row per task; snapshot is the task's JSON, status_ts
-//     its status timestamp in unix milliseconds, seq the last event's
-//     number, runner the store that appended it. Four indexes on (tenant,
-//     owner, [context_id], [state], status_ts, id) make every ListTasks
-//     filter, and its count, a keyset range scan; (state, status_ts) serves
-//     Orphans and Expire.
-//   - events(task_id, seq, payload): the logs, numbered per task from 1
-//     without gaps, payload being the JSON of an a2a.StreamResponse.
-//     Without rowid, a task's events are stored together, in order.
+//   - tasks(rid, id, tenant, owner, context_id, state, status_ts, seq,
+//     runner, snap_bytes, tail_bytes): one small row per task; rid is its
+//     stable rowid, status_ts its status timestamp in unix milliseconds,
+//     seq the last event's number, runner the store that appended it,
+//     snap_bytes and tail_bytes the sizes of its snapshot and of the events
+//     after it. Indexes: tasks_list (tenant, owner, status_ts, id, state)
+//     and tasks_list_context (tenant, owner, context_id, status_ts, id,
+//     state) make every ListTasks filter, and its count, a keyset range
+//     scan (a state filter is checked on the index entries);
+//     tasks_state (state, status_ts, id) serves Orphans and Expire, one
+//     range per state, merged.
+//   - snapshots(rid, seq, snapshot): the task's JSON as the fold of its log
+//     up to seq. An Append writes it only when [store.SnapshotDue] says so
+//     (the task reached a terminal or interrupted state, or the events
+//     since outweigh it); otherwise it inserts the events and updates the
+//     task's row with a statement that touches no index, and a second one
+//     that moves the task in the indexes only when its status changed. Get
+//     and List fold the events after the snapshot ([store.Fold]); a task
+//     without a snapshot row folds from its first event, the task itself.
+//     An Append costs the same however long the task.
+//   - events(rid, seq, payload): the logs, numbered per task from 1
+//     without gaps, payload being the JSON of an a2a.StreamResponse, as the
+//     writer gave it in [store.Event.Data] or as the store encoded it; it is
+//     the Data of the events that Events returns. Without rowid, a task's
+//     events are stored together, in order, and those of the tasks running
+//     at a time (whose rids are close) near each other.
 //   - push_configs(task_id, id, tenant, owner, config, delivered,
 //     attempts, next_attempt, failing, last_error): webhook configs, with
 //     their task's scope and their delivery state (store.PushState;
@@ -84,7 +106,8 @@
 //     Total reads it when the query filters on nothing but the state (a
 //     lookup, where counting a million rows takes 100 ms); with a context
 //     or time filter, Total counts the rows of that filter's index range.
-//     Migration 2 fills it from the tasks already there.
+//     Migration 2 fills it from the tasks already there; the writer adds
+//     up the changes of a batch and writes them once.
 //   - runners(id, host, pid, heartbeat): the open stores (see Orphans).
 //   - secrets(name, value): keys shared by every process, such as the one
 //     that signs page tokens.

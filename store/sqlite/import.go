@@ -96,7 +96,7 @@ func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []
 	}
 	err = inChunks(w, len(tasks), importEventRows, eventValues, func(args []any, lo, hi int) []any {
 		for i := lo; i < hi; i++ {
-			args = append(args, tasks[i].ID, enc[i].Payload)
+			args = append(args, rid(i), enc[i].Payload)
 		}
 		return args
 	}, func(_, _ int, err error) error {
@@ -122,9 +122,7 @@ func (s *Store) importTasks(w *wtx, scope store.Scope, tasks []*a2a.Task, enc []
 		perState[t.Status.State]++
 	}
 	for _, st := range slices.Sorted(maps.Keys(perState)) {
-		if _, err := w.exec(s.ws.addCount, scope.Tenant, scope.Owner, int64(st), perState[st]); err != nil {
-			return fmt.Errorf("counting tasks: %w", err)
-		}
+		w.addTasks(scope, int64(st), perState[st])
 	}
 	return nil
 }
@@ -149,9 +147,9 @@ func inChunks(w *wtx, n, size int, insertSQL func(rows int) string,
 		buf = args(buf[:0], lo, hi)
 		var err error
 		if hi-lo == size {
-			_, err = full.ExecContext(w.ctx, buf...)
+			_, err = w.execTx(full, "", buf...)
 		} else {
-			_, err = w.tx.ExecContext(w.ctx, insertSQL(hi-lo), buf...)
+			_, err = w.execTx(nil, insertSQL(hi-lo), buf...)
 		}
 		if err != nil {
 			return fail(lo, hi, err)
@@ -183,11 +181,11 @@ func snapshotValues(rows int) string {
 	return b.String()
 }
 
-// eventValues returns the INSERT of rows first events: a task id and a
+// eventValues returns the INSERT of rows first events: a rid and a
 // payload each.
 func eventValues(rows int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO events (task_id, seq, payload) VALUES ")
+	b.WriteString("INSERT INTO events (rid, seq, payload) VALUES ")
 	b.WriteString(strings.TrimSuffix(strings.Repeat("(?, 1, ?),", rows), ","))
 	return b.String()
 }

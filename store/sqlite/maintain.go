@@ -172,13 +172,13 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// The task goes with its snapshot, so that a rid SQLite hands
-		// out again never meets an old snapshot.
+		// The task goes with its snapshot and events, so that a rid
+		// SQLite hands out again never meets old ones.
 		for _, v := range victims {
 			for _, d := range []struct {
 				st  *sql.Stmt
 				arg any
-			}{{s.ws.deleteTask, v.rid}, {s.ws.deleteSnapshot, v.rid}, {s.ws.deleteEvents, v.id}, {s.ws.deletePushes, v.id}} {
+			}{{s.ws.deleteTask, v.rid}, {s.ws.deleteSnapshot, v.rid}, {s.ws.deleteEvents, v.rid}, {s.ws.deletePushes, v.id}} {
 				if _, err := w.exec(d.st, d.arg); err != nil {
 					return err
 				}
@@ -186,9 +186,7 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 		}
 		// The kept counts lose the deleted tasks, in this transaction.
 		for c, k := range deleted {
-			if _, err := w.exec(s.ws.addCount, c.tenant, c.owner, c.state, -k); err != nil {
-				return err
-			}
+			w.addTasks(store.Scope{Tenant: c.tenant, Owner: c.owner}, c.state, -k)
 		}
 		n = len(victims)
 		return nil

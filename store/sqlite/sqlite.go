@@ -99,6 +99,10 @@ type Stats struct {
 	// Commits counts the write transactions committed. With group
 	// commit, under concurrent writes, it grows slower than Writes.
 	Commits int64
+	// Reruns counts the batches of writes that ran a second time, each
+	// write in a savepoint, because one had failed after changing rows
+	// (see runRequests); a conflict or a missing task does not.
+	Reruns int64
 }
 
 // Store is a [store.Store], [store.Maintainer] and [store.Secrets] in a
@@ -107,6 +111,7 @@ type Store struct {
 	path     string
 	wdb      *sql.DB // one connection, used by the writer goroutine alone
 	rdb      *sql.DB // read-only connections for queries
+	cdb      *sql.DB // one connection, for the checkpointer (checkpoint.go)
 	ws       writeStmts
 	rs       readStmts
 	self     lease.Runner
@@ -115,6 +120,7 @@ type Store struct {
 	log      *slog.Logger
 
 	reqs       chan *request // unbuffered: waiting senders are the queue
+	kick       chan struct{} // a commit for the checkpointer; buffered (1)
 	closing    chan struct{} // closed when the store starts closing
 	writerDone chan struct{} // closed when the writer has returned
 
@@ -124,7 +130,7 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	appends, writes, commits atomic.Int64
+	appends, writes, commits, reruns atomic.Int64
 
 	cacheMu sync.Mutex
 	cache   map[string]*sql.Stmt // reader statements built at run time
@@ -166,6 +172,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		maxBatch:      cmp.Or(opts.MaxBatch, DefaultMaxBatch),
 		log:           opts.Logger,
 		reqs:          make(chan *request),
+		kick:          make(chan struct{}, 1),
 		closing:       make(chan struct{}),
 		writerDone:    make(chan struct{}),
 		heartbeatDone: make(chan struct{}),
@@ -227,7 +234,8 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	ms := fmt.Sprint(busyTimeout.Milliseconds())
 	var err error
 	s.wdb, err = sql.Open("sqlite", s.path+"?"+url.Values{
-		"_pragma": {"busy_timeout(" + ms + ")", "synchronous(" + syncMode + ")", "temp_store(memory)"},
+		"_pragma": {"busy_timeout(" + ms + ")", "synchronous(" + syncMode + ")", "temp_store(memory)",
+			"wal_autocheckpoint(" + fmt.Sprint(writerCheckpointPages) + ")"},
 		"_txlock": {"immediate"},
 	}.Encode())
 	if err != nil {
@@ -265,6 +273,17 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 	if err := s.rdb.PingContext(ctx); err != nil {
 		return fmt.Errorf("sqlite: opening %s for reading: %w", s.path, err)
 	}
+	// The checkpointer's connection syncs as the writer's does.
+	s.cdb, err = sql.Open("sqlite", s.path+"?"+url.Values{
+		"_pragma": {"busy_timeout(" + ms + ")", "synchronous(" + syncMode + ")"},
+	}.Encode())
+	if err != nil {
+		return fmt.Errorf("sqlite: opening %s: %w", s.path, err)
+	}
+	s.cdb.SetMaxOpenConns(1)
+	s.cdb.SetMaxIdleConns(1)
+	s.cdb.SetConnMaxLifetime(0)
+	s.cdb.SetConnMaxIdleTime(0)
 	if err := s.ws.prepare(ctx, s.wdb); err != nil {
 		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
 	}
@@ -314,7 +333,7 @@ func enableWAL(ctx context.Context, db *sql.DB) error {
 // closeDBs closes the pools, those that are open.
 func (s *Store) closeDBs() error {
 	var errs []error
-	for _, db := range []*sql.DB{s.rdb, s.wdb} {
+	for _, db := range []*sql.DB{s.cdb, s.rdb, s.wdb} {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
@@ -354,7 +373,7 @@ func (s *Store) Close() error {
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Appends: s.appends.Load(), Writes: s.writes.Load(), Commits: s.commits.Load()}
+	return Stats{Appends: s.appends.Load(), Writes: s.writes.Load(), Commits: s.commits.Load(), Reruns: s.reruns.Load()}
 }
 
 // Check runs SQLite's integrity check on the whole database, which reads
@@ -406,9 +425,8 @@ type writeStmts struct {
 	savepoint, release, rollbackTo *sql.Stmt
 
 	createTask, readTask, moveTask, setStatus    *sql.Stmt
-	maxRID                                       *sql.Stmt
-	insertEvent, putSnapshot                     *sql.Stmt
-	addCount, moveCount                          *sql.Stmt
+	maxRID, putSnapshot, addCount                *sql.Stmt
+	insertEvents                                 [maxEventRows]*sql.Stmt
 	putPush, deletePush, taskInScope             *sql.Stmt
 	claimPush, leasePush, setPush, pushDelivered *sql.Stmt
 	wakePush                                     *sql.Stmt
@@ -418,8 +436,17 @@ type writeStmts struct {
 	insertSecret                                 *sql.Stmt
 }
 
+// maxEventRows is the most events one INSERT of an Append writes: 1 to
+// maxEventRows rows, each statement prepared once.
+const maxEventRows = 8
+
 func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
-	return prepareAll(ctx, db, []stmtDef{
+	var events []stmtDef
+	for n := 1; n <= maxEventRows; n++ {
+		events = append(events, stmtDef{&ws.insertEvents[n-1],
+			"INSERT INTO events (rid, seq, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")})
+	}
+	return prepareAll(ctx, db, append(events, []stmtDef{
 		{&ws.savepoint, "SAVEPOINT request"},
 		{&ws.release, "RELEASE request"},
 		{&ws.rollbackTo, "ROLLBACK TO request"},
@@ -439,15 +466,12 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// every index.
 		{&ws.setStatus, `UPDATE tasks SET context_id = ?, state = ?, status_ts = ? WHERE rid = ?`},
 		{&ws.maxRID, `SELECT coalesce(max(rid), 0) FROM tasks`},
-		{&ws.insertEvent, `INSERT INTO events (task_id, seq, payload) VALUES (?, ?, ?)`},
 		{&ws.putSnapshot, `INSERT INTO snapshots (rid, seq, snapshot) VALUES (?, ?, ?)
 	ON CONFLICT (rid) DO UPDATE SET seq = excluded.seq, snapshot = excluded.snapshot`},
 		// The kept counts (migrations/0002_task_counts.sql): add n tasks
-		// (n < 0 removes) to a state of a scope; move one task from state
-		// ?3 to state ?4.
+		// (n < 0 removes) to a state of a scope. The writer adds up
+		// those of a batch first (wtx.addTasks).
 		{&ws.addCount, `INSERT INTO task_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
-	ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n`},
-		{&ws.moveCount, `INSERT INTO task_counts (tenant, owner, state, n) VALUES (?1, ?2, ?3, -1), (?1, ?2, ?4, 1)
 	ON CONFLICT (tenant, owner, state) DO UPDATE SET n = n + excluded.n`},
 
 		// A new config starts at its task's last seq; a replaced one
@@ -471,7 +495,7 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 
 		{&ws.deleteTask, `DELETE FROM tasks WHERE rid = ?`},
 		{&ws.deleteSnapshot, `DELETE FROM snapshots WHERE rid = ?`},
-		{&ws.deleteEvents, `DELETE FROM events WHERE task_id = ?`},
+		{&ws.deleteEvents, `DELETE FROM events WHERE rid = ?`},
 		{&ws.deletePushes, `DELETE FROM push_configs WHERE task_id = ?`},
 
 		{&ws.upsertRunner, `INSERT INTO runners (id, host, pid, heartbeat) VALUES (?, ?, ?, ?)
@@ -481,7 +505,7 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// stays.
 		{&ws.reapRunner, `DELETE FROM runners WHERE id = ? AND heartbeat = ?`},
 		{&ws.insertSecret, `INSERT INTO secrets (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`},
-	})
+	}...))
 }
 
 // readStmts are the reader pool's prepared statements; database/sql
@@ -501,12 +525,12 @@ func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// does not exist in scope.
 		{&rs.get, getSQL},
 		// The events after a snapshot, for List, in its read transaction.
-		{&rs.tail, `SELECT seq, payload FROM events WHERE task_id = ? AND seq > ? AND seq <= ? ORDER BY seq`},
+		{&rs.tail, `SELECT seq, payload FROM events WHERE rid = ? AND seq > ? AND seq <= ? ORDER BY seq`},
 		// One row with a NULL seq when the task exists but has no events
 		// after the one asked for; no row when it does not exist in
 		// scope. One statement reads one snapshot of the database.
 		{&rs.events, `SELECT e.seq, e.payload FROM tasks t
-	LEFT JOIN events e ON e.task_id = t.id AND e.seq > ?
+	LEFT JOIN events e ON e.rid = t.rid AND e.seq > ?
 	WHERE t.id = ? AND t.tenant = ? AND t.owner = ?
 	ORDER BY e.seq`},
 		{&rs.getPush, `SELECT config FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},

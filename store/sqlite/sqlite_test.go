@@ -590,7 +590,7 @@ func TestMaintainUsesIndex(t *testing.T) {
 		}
 	}
 	check(sqlite.GetSQL, 5, "SEARCH t USING INDEX sqlite_autoindex_tasks_1 (id=?)",
-		"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH e USING PRIMARY KEY (task_id=? AND seq>? AND seq<?)")
+		"SEARCH s USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH e USING PRIMARY KEY (rid=? AND seq>? AND seq<?)")
 }
 
 func mustJSON(t testing.TB, v any) string {

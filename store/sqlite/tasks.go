@@ -121,9 +121,7 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 		if rid, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("sqlite: creating task %q: %w", a.taskID, err)
 		}
-		if _, err := w.exec(s.ws.addCount, a.scope.Tenant, a.scope.Owner, state, 1); err != nil {
-			return fmt.Errorf("sqlite: counting task %q: %w", a.taskID, err)
-		}
+		w.addTasks(a.scope, state, 1)
 	} else {
 		var (
 			seq, oldState, oldTS, snapBytes, tail int64
@@ -160,9 +158,8 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 			}
 		}
 		if oldState != state {
-			if _, err := w.exec(s.ws.moveCount, a.scope.Tenant, a.scope.Owner, oldState, state); err != nil {
-				return fmt.Errorf("sqlite: counting task %q: %w", a.taskID, err)
-			}
+			w.addTasks(a.scope, oldState, -1)
+			w.addTasks(a.scope, state, 1)
 		}
 	}
 	if a.snap != nil {
@@ -170,9 +167,16 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 			return fmt.Errorf("sqlite: storing the snapshot of task %q: %w", a.taskID, err)
 		}
 	}
-	for i, p := range a.payloads {
-		if _, err := w.exec(s.ws.insertEvent, a.taskID, a.after+int64(i)+1, p); err != nil {
-			return fmt.Errorf("sqlite: appending event %d to task %q: %w", a.after+int64(i)+1, a.taskID, err)
+	// The events, up to maxEventRows a statement.
+	args := make([]any, 0, 3*min(len(a.payloads), maxEventRows))
+	for lo := 0; lo < len(a.payloads); lo += maxEventRows {
+		hi := min(lo+maxEventRows, len(a.payloads))
+		args = args[:0]
+		for i := lo; i < hi; i++ {
+			args = append(args, rid, a.after+int64(i)+1, a.payloads[i])
+		}
+		if _, err := w.exec(s.ws.insertEvents[hi-lo-1], args...); err != nil {
+			return fmt.Errorf("sqlite: appending events %d to %d to task %q: %w", a.after+int64(lo)+1, a.after+int64(hi), a.taskID, err)
 		}
 	}
 	if a.after > 0 {
@@ -196,7 +200,7 @@ const getSQL = `SELECT 0, t.seq, s.seq, s.snapshot FROM tasks t
 UNION ALL
 SELECT 1, e.seq, NULL, e.payload FROM tasks t
 	LEFT JOIN snapshots s ON s.rid = t.rid
-	JOIN events e ON e.task_id = t.id AND e.seq > coalesce(s.seq, 0) AND e.seq <= t.seq
+	JOIN events e ON e.rid = t.rid AND e.seq > coalesce(s.seq, 0) AND e.seq <= t.seq
 	WHERE t.id = ?1 AND t.tenant = ?2 AND t.owner = ?3`
 
 // Get implements [store.Store]: the task's snapshot, with the events after
@@ -254,6 +258,9 @@ type rawEvent struct {
 // the task itself, and from is 0), with the events of tail, those after
 // from, folded in. Their seqs must run from+1 ... seq.
 func foldTask(snap []byte, from, seq int64, tail []rawEvent) (*a2a.Task, error) {
+	if snap != nil && len(tail) == 0 && from == seq {
+		return decodeTask(snap) // nothing to fold: a finished task
+	}
 	slices.SortFunc(tail, func(a, b rawEvent) int { return cmp.Compare(a.seq, b.seq) })
 	if int64(len(tail)) != seq-from {
 		return nil, fmt.Errorf("%d events after seq %d, want %d", len(tail), from, seq-from)
@@ -370,6 +377,7 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	}
 	defer rows.Close()
 	type listed struct {
+		rid     int64
 		id      string
 		seq     int64
 		snapSeq sql.NullInt64
@@ -382,7 +390,7 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 			break
 		}
 		var l listed
-		if err := rows.Scan(&l.id, &l.seq, &l.snapSeq, &l.snap); err != nil {
+		if err := rows.Scan(&l.rid, &l.id, &l.seq, &l.snapSeq, &l.snap); err != nil {
 			return store.ListResult{}, fmt.Errorf("sqlite: listing tasks: %w", err)
 		}
 		found = append(found, l)
@@ -399,7 +407,7 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 			if tailStmt == nil {
 				tailStmt = tx.StmtContext(ctx, s.rs.tail)
 			}
-			if tail, err = readTail(ctx, tailStmt, l.id, l.snapSeq.Int64, l.seq); err != nil {
+			if tail, err = readTail(ctx, tailStmt, l.rid, l.snapSeq.Int64, l.seq); err != nil {
 				return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
 			}
 		}
@@ -415,9 +423,9 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	return res, nil
 }
 
-// readTail reads the events of task id with from < seq <= to.
-func readTail(ctx context.Context, st *sql.Stmt, id string, from, to int64) ([]rawEvent, error) {
-	rows, err := st.QueryContext(ctx, id, from, to)
+// readTail reads the events of task rid with from < seq <= to.
+func readTail(ctx context.Context, st *sql.Stmt, rid, from, to int64) ([]rawEvent, error) {
+	rows, err := st.QueryContext(ctx, rid, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -498,7 +506,7 @@ func scanListSQL(scope store.Scope, q store.ListQuery) (page string, pageArgs []
 	b.WriteString(" ORDER BY t.status_ts DESC, t.id DESC LIMIT ?")
 	pageArgs = append(pageArgs, q.Limit+1)
 	// Each task with its snapshot, if it has one, and the seq of that.
-	page = "SELECT t.id, t.seq, s.seq, s.snapshot " + from + " LEFT JOIN snapshots s ON s.rid = t.rid" + b.String()
+	page = "SELECT t.rid, t.id, t.seq, s.seq, s.snapshot " + from + " LEFT JOIN snapshots s ON s.rid = t.rid" + b.String()
 	return page, pageArgs, count, countArgs
 }
 

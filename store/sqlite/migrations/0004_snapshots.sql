@@ -1,13 +1,14 @@
 -- Schema version 4: the snapshot of each task moves out of its row into a
--- table of its own, written now and then instead of at every Append, and
--- the tasks table keeps three indexes instead of five.
+-- table of its own, written now and then instead of at every Append; the
+-- events are keyed by the task's rid instead of its id; and the tasks
+-- table keeps three indexes instead of five.
 --
 -- Why. SQLite rewrites the whole record of a row when any of its columns
 -- changes, a large snapshot with all its overflow pages included, and an
 -- UPDATE that names an indexed column rewrites that index's entry. Every
 -- Append used to re-encode the whole task, write it into its tasks row and
 -- name every column: a task streaming N chunks cost O(N^2) bytes written
--- (16,000 chunks: 143 s), and five index entries per chunk.
+-- (16,000 chunks: minutes), and five index entries per chunk.
 --
 -- Now an Append inserts its events and updates the small columns of the
 -- task's row (seq, runner, the byte counts below) with an UPDATE that
@@ -19,15 +20,21 @@
 -- it (store.Fold): an append costs the same however long the task, and a
 -- read folds at most as many bytes as the snapshot holds.
 --
+-- Task ids are random (UUIDs): keyed by them, the events of the tasks
+-- running at a time were spread over the whole table, and each Append
+-- wrote a page of its own. Keyed by the task's rid, which grows with each
+-- new task, they sit together at the end of the table, where one group
+-- commit's Appends share a few pages.
+--
 -- This runs inside the migration transaction (BEGIN IMMEDIATE): no Append
 -- comes between the copy of the rows and the switch to the new table.
 
 -- The new tasks table: the same columns but the snapshot, plus the byte
 -- counts store.SnapshotDue needs. rid is the rowid, made an INTEGER
 -- PRIMARY KEY so that it is stable (VACUUM may renumber an implicit
--- rowid): snapshots refer to it. A task is deleted (Expire) with its
--- snapshot, in one transaction, so a rid that SQLite hands out again
--- never finds an old snapshot.
+-- rowid): snapshots and events refer to it. A task is deleted (Expire)
+-- with its snapshot and events, in one transaction, so a rid that SQLite
+-- hands out again never finds old ones.
 CREATE TABLE tasks_v4 (
     rid        INTEGER PRIMARY KEY,
     id         TEXT NOT NULL UNIQUE,
@@ -61,6 +68,22 @@ INSERT INTO tasks_v4 (rid, id, tenant, owner, context_id, state, status_ts, seq,
     SELECT rowid, id, tenant, owner, context_id, state, status_ts, seq, runner, length(snapshot), 0 FROM tasks ORDER BY rowid;
 INSERT INTO snapshots (rid, seq, snapshot)
     SELECT rowid, seq, snapshot FROM tasks ORDER BY rowid;
+
+-- events, keyed by (rid, seq): still a log numbered per task from 1 without
+-- gaps, one range of the primary key per task, and the key still guards
+-- against two writers of one seq. Events whose task is gone (no store
+-- leaves any) are dropped.
+CREATE TABLE events_v4 (
+    rid     INTEGER NOT NULL, -- tasks.rid
+    seq     INTEGER NOT NULL,
+    payload BLOB NOT NULL,    -- JSON of the a2a.StreamResponse
+    PRIMARY KEY (rid, seq)
+) STRICT, WITHOUT ROWID;
+INSERT INTO events_v4 (rid, seq, payload)
+    SELECT t.rowid, e.seq, e.payload FROM tasks t JOIN events e ON e.task_id = t.id ORDER BY t.rowid, e.seq;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+
 DROP TABLE tasks; -- with its five indexes
 ALTER TABLE tasks_v4 RENAME TO tasks;
 

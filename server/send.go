@@ -404,6 +404,12 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		}
 		return exchangeResult{}, a2a.AsError(err)
 	}
+	if st := lt.task.Status.State; st.Terminal() {
+		// The lock was let go while the message was stored: another
+		// writer (a cancel) ended the task meanwhile. No agent runs.
+		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
+			With("taskId", t.ID).With("state", st.String())
+	}
 	exec := h.newExecution()
 	_ = h.admitTask(ctx, exec, false) // counted, never refused
 	w := &Writer{h: h, req: r, exec: exec, lt: lt}

@@ -49,10 +49,11 @@ type liveTask struct {
 	// stored.
 	created *exchange
 
-	// recent holds the last stored events, up to recentEvents, as a
-	// ring whose oldest is at next once it is full; they end at seq.
+	// recent holds the last stored events from recent[first] on, ending
+	// at seq, with rbytes of Data: see remember.
 	recent []store.Event
-	next   int
+	first  int
+	rbytes int
 
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
@@ -114,20 +115,38 @@ func (lt *liveTask) publish(u *update) {
 	}
 }
 
-// recentEvents is how many of its last stored events a live task keeps in
-// memory for subscribers that fell behind (a fast agent, many readers),
-// so that they catch up without reading the store.
-const recentEvents = 256
+// A live task keeps its last stored events in memory for subscribers that
+// fell behind (a fast agent, many readers), so that they catch up without
+// reading and decoding the store: at least recentEvents of them, and more
+// while their Data adds up to at most recentBytes, plus recentBytesPerSub
+// for each subscriber up to maxRecentBytes in all. A stream of small chunks
+// (an LLM's tokens) thus keeps a few thousand; a task that many follow
+// keeps more, since each one that falls behind would otherwise read the
+// store on its own.
+const (
+	recentEvents      = 256
+	recentBytes       = 256 << 10
+	recentBytesPerSub = 16 << 10
+	maxRecentBytes    = 4 << 20
+)
 
 // remember keeps ev, the next stored event, among the recent ones, and
-// forgets the oldest when there are recentEvents. Callers hold lt.mu.
+// forgets the oldest beyond the bounds. Callers hold lt.mu.
 func (lt *liveTask) remember(ev store.Event) {
-	if len(lt.recent) == recentEvents {
-		lt.recent[lt.next] = ev
-		lt.next = (lt.next + 1) % recentEvents
-		return
-	}
 	lt.recent = append(lt.recent, ev)
+	lt.rbytes += len(ev.Data)
+	limit := min(recentBytes+len(lt.subs)*recentBytesPerSub, maxRecentBytes)
+	for len(lt.recent)-lt.first > recentEvents && lt.rbytes > limit {
+		lt.rbytes -= len(lt.recent[lt.first].Data)
+		lt.recent[lt.first] = store.Event{}
+		lt.first++
+	}
+	if lt.first >= recentEvents && lt.first >= len(lt.recent)/2 {
+		// Move the kept ones to the front rather than let the slice grow.
+		n := copy(lt.recent, lt.recent[lt.first:])
+		clear(lt.recent[n:])
+		lt.recent, lt.first = lt.recent[:n], 0
+	}
 }
 
 // recentAfter returns the stored events after seq if the recent ones hold
@@ -136,15 +155,11 @@ func (lt *liveTask) recentAfter(seq int64) ([]store.Event, bool) {
 	if seq >= lt.seq {
 		return nil, true
 	}
-	n := len(lt.recent)
-	if int64(n) < lt.seq-seq {
+	kept := lt.recent[lt.first:]
+	if int64(len(kept)) < lt.seq-seq {
 		return nil, false
 	}
-	out := make([]store.Event, 0, lt.seq-seq)
-	for i := n - int(lt.seq-seq); i < n; i++ {
-		out = append(out, lt.recent[(lt.next+i)%n])
-	}
-	return out, true
+	return slices.Clone(kept[len(kept)-int(lt.seq-seq):]), true
 }
 
 func (lt *liveTask) subscribe(s *subscriber) {

@@ -18,7 +18,9 @@ import (
 // auth-required). When Execute returns and the task is neither, the Handler
 // fails the task: with the error's text if Execute returned an error,
 // otherwise saying the agent stopped early. A panic in Execute fails the
-// task as well; it never takes the server down.
+// task as well; it never takes the server down. An Execute that returns
+// while another call for the same task runs (a client answered the task in
+// the meantime) leaves the task to that call, whatever its state.
 //
 // When a client answers an interrupted task, Execute is called again with
 // [Request.Task] set to the task as it stood when the answer arrived (still

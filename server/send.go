@@ -346,6 +346,15 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	if err != nil {
 		return exchangeResult{}, err
 	}
+	// abandoned is set when this call leaves the task with no execution
+	// after one that returned meanwhile left it to this one (see below);
+	// the task is then failed as settle fails it, once the lock is let go.
+	var abandoned *a2a.Message
+	defer func() {
+		if abandoned != nil {
+			h.failSettled(lt, abandoned)
+		}
+	}()
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	t := lt.head // what the agent has written, stored or queued
@@ -396,7 +405,24 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	} else {
 		events = append(events, msg)
 	}
+	// The execution counts from before the message is stored, with the
+	// lock let go: one that returns meanwhile leaves the task to it
+	// (abandonedLocked), and a cancel meanwhile cancels it. Each way out
+	// without running it gives it up.
+	exec := h.newExecution()
+	if lt.execs == nil {
+		lt.execs = make(map[*execution]struct{})
+	}
+	lt.execs[exec] = struct{}{}
+	giveUp := func() {
+		delete(lt.execs, exec)
+		exec.cancel()
+		if lt.abandonedLocked() {
+			abandoned = &a2a.Message{MessageID: h.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(stoppedText)}}
+		}
+	}
 	if err := h.appendLocked(ctx, lt, events...); err != nil {
+		giveUp()
 		if errors.Is(err, ErrTaskClosed) {
 			// Another writer of the store ended it first.
 			return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
@@ -407,16 +433,17 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	if st := lt.task.Status.State; st.Terminal() {
 		// The lock was let go while the message was stored: another
 		// writer (a cancel) ended the task meanwhile. No agent runs.
+		giveUp()
 		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
 			With("taskId", t.ID).With("state", st.String())
 	}
-	exec := h.newExecution()
 	_ = h.admitTask(ctx, exec, false) // counted, never refused
 	w := &Writer{h: h, req: r, exec: exec, lt: lt}
 	if err := h.execute(r, w); err != nil {
 		// Close came after the check above: the task was moved to working
 		// but no agent will answer, so it fails as Close fails every
 		// unfinished task.
+		delete(lt.execs, exec)
 		reason := &a2a.Message{MessageID: h.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(shutdownText)}}
 		if ferr := h.appendLocked(ctx, lt, &a2a.TaskStatusUpdateEvent{
 			TaskID: t.ID, ContextID: t.ContextID,
@@ -426,10 +453,6 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		}
 		return exchangeResult{}, err
 	}
-	if lt.execs == nil {
-		lt.execs = make(map[*execution]struct{})
-	}
-	lt.execs[exec] = struct{}{}
 	sub := newSubscriber(buffer)
 	lt.subscribe(sub)
 	return exchangeResult{lt: lt, task: lt.task, seq: lt.seq, sub: sub}, nil

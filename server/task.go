@@ -713,6 +713,10 @@ var errClosed = a2a.NewError(a2a.CodeUnavailable, "the server is shutting down")
 // shutdownText is the status message of a task failed by Close.
 const shutdownText = "The server shut down before the task finished."
 
+// stoppedText is the status message of a task failed because the agent
+// returned without finishing it.
+const stoppedText = "The agent stopped before the task finished."
+
 // errAgentPanicked reports a panic in an agent.
 var errAgentPanicked = errors.New("the agent failed unexpectedly; see the server log")
 
@@ -727,8 +731,7 @@ func (h *Handler) callAgent(ctx context.Context, req *Request, w *Writer, fn fun
 }
 
 // settle finishes what the agent left open: an exchange with no reply and no
-// task fails; a task that is neither terminal nor interrupted fails with a
-// reason.
+// task fails; a task left unfinished (abandonedLocked) fails with a reason.
 func (h *Handler) settle(req *Request, w *Writer, err error) {
 	w.mu.Lock()
 	lt, replied := w.lt, w.replied
@@ -737,18 +740,18 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 		lt.mu.Lock()
 		delete(lt.execs, w.exec)
 		state := lt.head.Status.State // what the agent left, stored or queued
-		broken := lt.broken
+		broken, abandoned := lt.broken, lt.abandonedLocked()
 		lt.mu.Unlock()
 		if broken {
 			return // the task was never stored; its caller was told
 		}
-		if state.Terminal() || state.Interrupted() {
+		if !abandoned {
 			if err != nil && !errors.Is(err, context.Canceled) {
-				h.log.Warn("agent returned an error after its task ended", "task", lt.id, "state", state, "err", err)
+				h.log.Warn("agent returned an error after its task ended or moved on", "task", lt.id, "state", state, "err", err)
 			}
 			return
 		}
-		reason := "The agent stopped before the task finished."
+		reason := stoppedText
 		switch {
 		case h.isClosed():
 			reason = shutdownText
@@ -771,14 +774,34 @@ func (h *Handler) settle(req *Request, w *Writer, err error) {
 	w.ex.resolve(exchangeResult{err: err})
 }
 
+// abandonedLocked reports whether the task is left for settle to fail: it
+// is stored, neither terminal nor interrupted (as the agent left it, stored
+// or queued), and no execution of the agent runs for it. A task that a
+// client's answer handed to another execution is that one's to finish,
+// whatever the execution that returned left. Callers hold lt.mu.
+func (lt *liveTask) abandonedLocked() bool {
+	return !lt.broken && len(lt.execs) == 0 && !settled(lt.head.Status.State)
+}
+
 // failSettled fails a task its agent left unfinished. The store may be
 // briefly unavailable (a busy SQLite file, a dropped database connection):
 // the failure is retried for a few seconds, since nothing else would ever
-// finish the task while this process lives.
+// finish the task while this process lives. Each attempt looks again,
+// under the task's lock, whether the task is still abandoned: a client's
+// answer may have started another execution since.
 func (h *Handler) failSettled(lt *liveTask, msg *a2a.Message) {
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := h.setStatus(context.Background(), lt, a2a.TaskStateFailed, msg, true)
+		lt.mu.Lock()
+		if !lt.abandonedLocked() {
+			lt.mu.Unlock()
+			return
+		}
+		err := h.appendLocked(context.Background(), lt, &a2a.TaskStatusUpdateEvent{
+			TaskID: lt.id, ContextID: lt.head.ContextID,
+			Status: a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: h.stamp()},
+		})
+		lt.mu.Unlock()
 		if err == nil || errors.Is(err, ErrTaskClosed) {
 			return
 		}

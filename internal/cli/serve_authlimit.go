@@ -252,6 +252,10 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
+// StreamDetached lets a stream go on after the handler returns
+// ([server.StreamWatcher]): its status is known by then.
+func (s *statusWriter) StreamDetached() (func(bool), bool) { return func(bool) {}, true }
+
 func (s *statusWriter) Flush() {
 	if s.code == 0 {
 		s.code = http.StatusOK

@@ -90,7 +90,7 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 		rec := &recorder{ResponseWriter: w, onStream: func() { m.streamOpened(binding) }}
 		start := time.Now()
 		m.requestStarted()
-		defer func() {
+		done := func() {
 			d := time.Since(start)
 			if rec.stream {
 				m.streamClosed(binding)
@@ -112,6 +112,14 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 				attrs = append(attrs, slog.String("error", errName))
 			}
 			log.LogAttrs(r.Context(), slog.LevelDebug, "request", attrs...)
+		}
+		// A stream that goes on after the handler returns (server.StreamWatcher)
+		// is counted, timed and logged when it ends.
+		rec.done = done
+		defer func() {
+			if !rec.detached {
+				done()
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -233,6 +241,8 @@ func restRoute(httpMethod string, segs []string) string {
 type recorder struct {
 	http.ResponseWriter
 	onStream func()
+	done     func() // the request's accounting, once it has ended
+	detached bool   // the stream outlives the handler, which must not call done
 
 	code   int
 	stream bool
@@ -270,6 +280,20 @@ func (r *recorder) Flush() {
 }
 
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// StreamDetached lets a stream go on after the handler returns
+// ([server.StreamWatcher]): its request stays in flight (shutdown waits for
+// it) until the stream ends.
+func (r *recorder) StreamDetached() (func(bool), bool) {
+	r.detached = true
+	return func(detached bool) {
+		if detached {
+			r.done()
+		} else {
+			r.detached = false // in the handler's goroutine, before it returns
+		}
+	}, true
+}
 
 func (r *recorder) status() int {
 	if r.code == 0 {

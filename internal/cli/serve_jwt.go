@@ -175,6 +175,13 @@ func (e *extraChallenge) WriteHeader(code int) {
 	e.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap is for http.ResponseController.
+func (e *extraChallenge) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// StreamDetached lets a stream go on after the handler returns
+// ([server.StreamWatcher]): the challenge only concerns a 401.
+func (e *extraChallenge) StreamDetached() (func(bool), bool) { return func(bool) {}, true }
+
 // jwtOn reports whether --jwks is in use.
 func (s *serveRun) jwtOn() bool { return s.cfg.jwt != nil }
 

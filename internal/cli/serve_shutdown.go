@@ -27,8 +27,9 @@ import (
 //     end with an error frame; blocking sends waiting for a task return an
 //     "unavailable" error.
 //  4. The HTTP server waits for those requests to end (forcibly closing
-//     connections at the deadline), then the store is flushed and closed
-//     if it can be.
+//     connections at the deadline), and for the streams that went on on
+//     connections of their own (server.StreamWatcher), then the store is
+//     flushed and closed if it can be.
 //
 // errc receives the result of the HTTP server's Serve. Step 4 uses
 // http.Server.Shutdown, which polls for idle connections every 1ms at
@@ -85,6 +86,11 @@ func (s *serveRun) shutdown(errc <-chan error) error {
 		s.log.Warn("closing connections still open at the deadline", "err", err)
 		s.srv.Close()
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	// Streams served on connections of their own (server.StreamWatcher)
+	// are no requests of the HTTP server's any more: wait for them too.
+	if !s.metrics.waitIdle(ctx) {
+		s.log.Warn("streams still open at the deadline")
 	}
 	s.push.stop() // what is not delivered yet stays in the store
 	if err := closeStore(s.store); err != nil {

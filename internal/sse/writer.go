@@ -7,6 +7,7 @@ package sse
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -16,13 +17,17 @@ import (
 // ContentType is the media type of an SSE response.
 const ContentType = "text/event-stream"
 
+// maxKeptBuffer is the largest event buffer a Writer keeps between events.
+const maxKeptBuffer = 4 << 10
+
 // Writer writes events to an HTTP response. It flushes each event through
 // http.ResponseController, which reaches the underlying writer through
-// middleware that implements Unwrap. Its methods are safe for concurrent use.
+// middleware that implements Unwrap, until Detach moves it to a writer of
+// its own. Its methods are safe for concurrent use.
 type Writer struct {
 	mu        sync.Mutex
-	w         http.ResponseWriter
-	rc        *http.ResponseController
+	w         io.Writer
+	rc        *http.ResponseController // nil once detached
 	buf       []byte
 	keepAlive time.Duration
 	timer     *time.Timer
@@ -91,7 +96,11 @@ func (s *Writer) NamedEvent(event, id string, data []byte) error {
 	b = append(b, "data: "...)
 	b = append(b, data...)
 	b = append(b, "\n\n"...)
-	s.buf = b
+	if cap(b) <= maxKeptBuffer {
+		s.buf = b // reused by the next event
+	} else {
+		s.buf = nil // a large event's buffer is not kept for the stream's life
+	}
 	if _, err := s.w.Write(b); err != nil {
 		s.err = err
 		return err
@@ -132,7 +141,22 @@ func (s *Writer) ping() {
 	s.timer.Reset(s.keepAlive)
 }
 
+// Detach calls take with the Writer's lock held (no keep-alive is written
+// meanwhile) and, unless it returns nil, sends what the Writer writes from
+// then on to the writer it returned, unbuffered, instead of the HTTP
+// response: a stream that goes on on a hijacked connection.
+func (s *Writer) Detach(take func() io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w := take(); w != nil {
+		s.w, s.rc = w, nil
+	}
+}
+
 func (s *Writer) flushLocked() {
+	if s.rc == nil {
+		return
+	}
 	// A writer that cannot flush still delivers, only later.
 	if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) && s.err == nil {
 		s.err = err

@@ -4,12 +4,14 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -161,42 +163,242 @@ type StreamFormat struct {
 // plain error response; one after it is a last frame of type "error", then
 // the stream ends (REQUIREMENTS B2); the official JavaScript SDK sends and
 // recognises the same.
-func Stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error], f StreamFormat) {
-	var sw *sse.Writer
+//
+// open returns the events; the context it gets has ctx's values and ends
+// when the client goes away. On an HTTP/1.x connection whose
+// ResponseWriter can be hijacked, the stream goes on after its first
+// frame in a goroutine of its own and Stream returns (see
+// server.StreamWatcher): the body then ends when the connection closes.
+func Stream(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[server.StreamEvent, error], f StreamFormat) {
+	if r.ProtoMajor != 1 || !hijackable(w) {
+		s := &streamer{f: f}
+		defer s.close()
+		for ev, err := range open(ctx) {
+			if !s.put(w, ev, err) {
+				return
+			}
+		}
+		s.start(w)
+		return
+	}
+	streamDetached(ctx, w, open, f)
+}
+
+// streamer writes the frames of one stream.
+type streamer struct {
+	f  StreamFormat
+	sw *sse.Writer // nil until the first frame
+}
+
+// put writes one step of the stream and reports whether it goes on. w is
+// only used before the first frame.
+func (s *streamer) put(w http.ResponseWriter, ev server.StreamEvent, err error) bool {
+	if err != nil {
+		if s.sw == nil {
+			s.f.Error(w, err)
+		} else {
+			s.fail(err)
+		}
+		return false
+	}
+	if s.sw == nil {
+		s.sw = sse.Start(w, s.f.KeepAlive)
+	}
+	b, err := s.f.Frame(ev.Event, ev.Data)
+	if err != nil {
+		s.fail(a2a.NewError(a2a.CodeInternal, "").WithCause(err))
+		return false
+	}
+	return s.sw.Event(ev.ID, b) == nil // else the client went away
+}
+
+func (s *streamer) fail(err error) {
+	e := a2a.AsError(err)
+	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
+		s.f.Log.Error("internal error in a stream", "err", err)
+	}
+	_ = s.sw.NamedEvent("error", "", s.f.ErrorData(e))
+}
+
+// start begins a stream with no events at all, unless it has begun.
+func (s *streamer) start(w http.ResponseWriter) {
+	if s.sw == nil {
+		s.sw = sse.Start(w, 0)
+	}
+}
+
+// close stops the keep-alives.
+func (s *streamer) close() {
+	if s.sw != nil {
+		s.sw.Close()
+	}
+}
+
+// step is one value of a stream's events.
+type step struct {
+	ev  server.StreamEvent
+	err error
+}
+
+// streamDetached runs the events in a goroutine that hands each step to
+// the handler's goroutine to write, until the first frame is written and
+// the connection hijacked: from then on the goroutine writes to the
+// connection itself and the handler returns.
+func streamDetached(ctx context.Context, w http.ResponseWriter, open func(context.Context) iter.Seq2[server.StreamEvent, error], f StreamFormat) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// Until the stream is detached, it ends with the request.
+	unwatch := context.AfterFunc(ctx, cancel)
+	// Without a Content-Length or chunking, net/http ends the response
+	// (and says Connection: close) by closing the connection, so that
+	// what the goroutine writes after the hijack is the body as it is.
+	w.Header().Set("Transfer-Encoding", "identity")
+
+	s := &streamer{f: f}
+	steps := make(chan step)
+	replies := make(chan *detached) // nil: go on through the handler
+	stop := make(chan struct{})     // closed when the handler ends the stream
+	go func() {
+		var d *detached
+		for ev, err := range open(sctx) {
+			if d == nil {
+				select {
+				case steps <- step{ev, err}:
+				case <-stop:
+					return
+				}
+				select {
+				case d = <-replies:
+				case <-stop:
+					return
+				}
+				continue
+			}
+			if !s.put(nil, ev, err) {
+				break
+			}
+		}
+		if d == nil {
+			close(steps)
+			return
+		}
+		s.sw.Close()
+		d.close()
+		cancel()
+	}()
+
+	detachedOK := false
 	defer func() {
-		if sw != nil {
-			sw.Close()
+		if !detachedOK {
+			cancel()
+			unwatch()
 		}
 	}()
-	fail := func(err error) {
-		e := a2a.AsError(err)
-		if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
-			f.Log.Error("internal error in a stream", "err", err)
+	for st := range steps {
+		first := s.sw == nil
+		if !s.put(w, st.ev, st.err) {
+			close(stop)
+			s.close()
+			return
 		}
-		_ = sw.NamedEvent("error", "", f.ErrorData(e))
-	}
-	for ev, err := range events {
-		if err != nil {
-			if sw == nil {
-				f.Error(w, err)
-			} else {
-				fail(err)
+		if first {
+			var d *detached
+			s.sw.Detach(func() io.Writer {
+				if d = detach(w, cancel, f.Log); d == nil {
+					return nil
+				}
+				return d.conn
+			})
+			if d != nil {
+				// From now on the stream ends when the connection does,
+				// and the goroutine owns s, sctx and cancel.
+				unwatch()
+				detachedOK = true
+				replies <- d
+				return
 			}
-			return
 		}
-		if sw == nil {
-			sw = sse.Start(w, f.KeepAlive)
+		replies <- nil
+	}
+	s.start(w)
+	s.close()
+}
+
+// hijackable reports whether w's connection can be hijacked for a stream:
+// w is a Hijacker, or a wrapper that is a server.StreamWatcher and unwraps
+// to one that is. A wrapper that is no StreamWatcher may need to see (or
+// change) every byte of the body, so a stream under it stays on its
+// handler.
+func hijackable(w http.ResponseWriter) bool {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			_, ok := w.(http.Hijacker)
+			return ok
 		}
-		b, err := f.Frame(ev.Event, ev.Data)
-		if err != nil {
-			fail(a2a.NewError(a2a.CodeInternal, "").WithCause(err))
-			return
+		if _, ok := w.(server.StreamWatcher); !ok {
+			return false
 		}
-		if sw.Event(ev.ID, b) != nil {
-			return // the client went away
+		w = u.Unwrap()
+	}
+}
+
+// detached is a stream's connection after its handler returned.
+type detached struct {
+	conn  net.Conn
+	ended []func(bool)
+}
+
+// detach asks the StreamWatchers among w and the writers it unwraps to,
+// then hijacks the connection. It returns nil, leaving the stream on its
+// handler, when a watcher refuses or the hijack fails. Once the stream is
+// detached, reading from the connection stops at the client's going away
+// (or sending anything), which calls cancel.
+func detach(w http.ResponseWriter, cancel context.CancelFunc, log *slog.Logger) *detached {
+	d := &detached{}
+	undo := func() {
+		for _, ended := range d.ended {
+			ended(false)
 		}
 	}
-	if sw == nil { // a stream with no events at all
-		sw = sse.Start(w, 0)
+	for ww := w; ww != nil; {
+		if sw, ok := ww.(server.StreamWatcher); ok {
+			ended, ok := sw.StreamDetached()
+			if !ok {
+				undo()
+				return nil
+			}
+			d.ended = append(d.ended, ended)
+		}
+		u, ok := ww.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			break
+		}
+		ww = u.Unwrap()
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		if log != nil {
+			log.Debug("stream stays on its handler: cannot hijack the connection", "err", err)
+		}
+		undo()
+		return nil
+	}
+	d.conn = conn
+	go func() {
+		// A client does not send on a connection whose response is not
+		// over: whatever comes (a pipelined request, the end of the
+		// connection) ends the stream.
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		cancel()
+	}()
+	return d
+}
+
+// close closes the connection and tells the watchers.
+func (d *detached) close() {
+	d.conn.Close()
+	for _, ended := range d.ended {
+		ended(true)
 	}
 }

@@ -98,7 +98,7 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := wire.Params(r)
 	p.ResponseHeader = w.Header()
-	j.dispatch(server.WithServiceParams(r.Context(), p), w, env)
+	j.dispatch(server.WithServiceParams(r.Context(), p), w, r, env)
 }
 
 // parseEnvelope checks the JSON-RPC envelope: one object (batches are not
@@ -155,7 +155,7 @@ func decodeParams(raw json.RawMessage, v any) error {
 	return wire.Decode(raw, v)
 }
 
-func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *envelope) {
+func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.Request, env *envelope) {
 	var (
 		result any
 		err    error
@@ -172,7 +172,9 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 			err = perr
 			break
 		}
-		j.stream(w, env.ID, j.h.SendStreamingMessage(ctx, &req))
+		j.stream(ctx, w, r, env.ID, func(ctx context.Context) iter.Seq2[server.StreamEvent, error] {
+			return j.h.SendStreamingMessage(ctx, &req)
+		})
 		return
 	case "SubscribeToTask":
 		var req a2a.SubscribeToTaskRequest
@@ -180,7 +182,9 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 			err = perr
 			break
 		}
-		j.stream(w, env.ID, j.h.SubscribeToTask(ctx, &req))
+		j.stream(ctx, w, r, env.ID, func(ctx context.Context) iter.Seq2[server.StreamEvent, error] {
+			return j.h.SubscribeToTask(ctx, &req)
+		})
 		return
 	case "GetTask":
 		var req a2a.GetTaskRequest
@@ -249,8 +253,8 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, env *enve
 // response with the request id (A2A §9.4.2). An error before the first frame
 // is a plain JSON-RPC error response; one after it is sent as a last frame
 // (REQUIREMENTS B2).
-func (j *Handler) stream(w http.ResponseWriter, id json.RawMessage, events iter.Seq2[server.StreamEvent, error]) {
-	wire.Stream(w, events, wire.StreamFormat{
+func (j *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, id json.RawMessage, open func(context.Context) iter.Seq2[server.StreamEvent, error]) {
+	wire.Stream(ctx, w, r, open, wire.StreamFormat{
 		KeepAlive: j.keepAlive,
 		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
 			if data != nil {

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"encoding/json"
 	"iter"
 	"net/http"
@@ -65,8 +66,8 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 // stream answers a streaming operation with SSE frames, each a bare
 // StreamResponse (A2A §11.7). An error before the first frame is a plain
 // error response; one after it is sent as a last frame (REQUIREMENTS B2).
-func (rh *Handler) stream(w http.ResponseWriter, events iter.Seq2[server.StreamEvent, error]) {
-	wire.Stream(w, events, wire.StreamFormat{
+func (rh *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[server.StreamEvent, error]) {
+	wire.Stream(ctx, w, r, open, wire.StreamFormat{
 		KeepAlive: rh.keepAlive,
 		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
 			if data != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -95,7 +96,9 @@ func (rh *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.
 			return
 		}
 		if o == opSendStreamingMessage {
-			rh.stream(w, rh.h.SendStreamingMessage(ctx, &req))
+			rh.stream(ctx, w, r, func(ctx context.Context) iter.Seq2[server.StreamEvent, error] {
+				return rh.h.SendStreamingMessage(ctx, &req)
+			})
 			return
 		}
 		result, err = rh.h.SendMessage(ctx, &req)
@@ -121,7 +124,10 @@ func (rh *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.
 			}
 		}
 	case opSubscribeToTask:
-		rh.stream(w, rh.h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{Tenant: rt.tenant, ID: rt.taskID}))
+		req := a2a.SubscribeToTaskRequest{Tenant: rt.tenant, ID: rt.taskID}
+		rh.stream(ctx, w, r, func(ctx context.Context) iter.Seq2[server.StreamEvent, error] {
+			return rh.h.SubscribeToTask(ctx, &req)
+		})
 		return
 	case opCreatePushConfig:
 		var req a2a.TaskPushNotificationConfig

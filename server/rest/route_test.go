@@ -136,7 +136,7 @@ func TestStreamErrorAfterStart(t *testing.T) {
 		yield(server.StreamEvent{}, a2a.NewError(a2a.CodeTaskNotFound, "").With("taskId", "t"))
 	})
 	w := httptest.NewRecorder()
-	rh.stream(w, events)
+	rh.stream(context.Background(), w, httptest.NewRequest("GET", "/", nil), func(context.Context) iter.Seq2[server.StreamEvent, error] { return events })
 	if w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, Content-Type %q", w.Code, w.Header().Get("Content-Type"))
 	}
@@ -167,8 +167,10 @@ func TestStreamErrorAfterStart(t *testing.T) {
 func TestStreamErrorFirst(t *testing.T) {
 	rh := NewHandler(nil)
 	w := httptest.NewRecorder()
-	rh.stream(w, func(yield func(server.StreamEvent, error) bool) {
-		yield(server.StreamEvent{}, context.Canceled)
+	rh.stream(context.Background(), w, httptest.NewRequest("GET", "/", nil), func(context.Context) iter.Seq2[server.StreamEvent, error] {
+		return func(yield func(server.StreamEvent, error) bool) {
+			yield(server.StreamEvent{}, context.Canceled)
+		}
 	})
 	if w.Code != 503 || w.Header().Get("Content-Type") != contentType {
 		t.Fatalf("status %d, Content-Type %q", w.Code, w.Header().Get("Content-Type"))

@@ -124,7 +124,8 @@ func (h *Handler) decodePageToken(ctx context.Context, scope store.Scope, s stri
 const canceledText = "Canceled at the client's request."
 
 // CancelTask cancels a task: it ends in canceled at once, and the agent's
-// context is cancelled (A2A §3.1.5). A terminal task is not cancelable.
+// context is cancelled (A2A §3.1.5). A terminal task is not cancelable. A
+// cancel the store refuses changes nothing: the executions run on.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
@@ -151,14 +152,28 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if errors.Is(err, ErrTaskClosed) {
 		t = lt.head
 	}
-	execs := lt.execs
-	lt.execs = nil
+	// Only a stored cancel stops the executions. One the store refused
+	// leaves them running and tracked, for settle and recovery to count;
+	// if the last of them returned meanwhile, settled as if the task were
+	// canceled, nothing runs the task any more: it fails as settle fails it.
+	var execs map[*execution]struct{}
+	var abandoned *a2a.Message
+	switch {
+	case err == nil:
+		execs = lt.execs
+		lt.execs = nil
+	case lt.abandonedLocked():
+		abandoned = &a2a.Message{MessageID: h.newID(), ContextID: t.ContextID, TaskID: t.ID, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart(stoppedText)}}
+	}
 	lt.mu.Unlock()
 	if errors.Is(err, ErrTaskClosed) {
 		// Another writer of the store ended it first.
 		return nil, a2a.NewError(a2a.CodeTaskNotCancelable, "").With("taskId", t.ID).With("state", t.Status.State.String())
 	}
 	if err != nil {
+		if abandoned != nil {
+			h.failSettled(lt, abandoned)
+		}
 		return nil, a2a.AsError(err)
 	}
 	for e := range execs {

@@ -162,7 +162,10 @@ func TestHugeTaskStreams(t *testing.T) {
 			}
 			return w.Complete(ctx, "done")
 		})
-	ctx := testCtx(t)
+	// 100,000 chunks take seconds under the race detector on a busy
+	// machine: a generous limit, not the usual one.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
 	// check reads a stream to its end: the artifact chunks from first on,
 	// each once and in order, then the completion.
 	check := func(name string, frames func(yield func(server.StreamEvent, error) bool), first int) error {
@@ -245,4 +248,78 @@ func seqTail(id string) int64 {
 func partText(p a2a.Part) string {
 	s, _ := p.Content.(a2a.Text)
 	return string(s)
+}
+
+// eventsCounter is a memory store that counts the log reads.
+type eventsCounter struct {
+	*memory.Store
+	reads atomic.Int32
+}
+
+func (s *eventsCounter) Events(ctx context.Context, scope store.Scope, id string, after int64) ([]store.Event, error) {
+	s.reads.Add(1)
+	return s.Store.Events(ctx, scope, id, after)
+}
+
+// TestStalledStreamCatchesUp stalls a stream while the agent writes far
+// more than its channel holds: the stream is cut off, then catches up from
+// the task's recent events in memory, batch by batch, without reading the
+// store, and gets every chunk once and in order.
+func TestStalledStreamCatchesUp(t *testing.T) {
+	t.Parallel()
+	const chunks = 1000 // about 100 KB of events: within the recent ones
+	st := &eventsCounter{Store: memory.New()}
+	written, release := make(chan struct{}), make(chan struct{})
+	h := newHandler(t, testCard(func(c *a2a.AgentCard) { c.Capabilities.Streaming = a2a.Ptr(true) }),
+		func(ctx context.Context, req *server.Request, w *server.Writer) error {
+			for i := range chunks {
+				if err := w.ArtifactChunk(ctx, chunk(i), i > 0, false); err != nil {
+					return err
+				}
+			}
+			if err := w.Flush(ctx); err != nil {
+				return err
+			}
+			close(written)
+			<-release
+			return w.Complete(ctx, "done")
+		}, server.WithStore(st))
+	ctx := testCtx(t)
+	next, seq, stalled := 0, int64(0), false
+	for ev, err := range h.SendStreamingMessage(ctx, newRequest("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !stalled {
+			// Hold the stream at its first frame until every chunk is
+			// stored and published.
+			recv(t, written)
+			stalled = true
+		}
+		if s := seqTail(ev.ID); s <= seq {
+			t.Fatalf("frame %s after seq %d", ev.ID, seq)
+		} else {
+			seq = s
+		}
+		switch e := ev.Event.(type) {
+		case *a2a.TaskArtifactUpdateEvent:
+			if got, want := partText(e.Artifact.Parts[0]), "c"+strconv.Itoa(next); got != want {
+				t.Fatalf("chunk %q, want %q", got, want)
+			}
+			next++
+			if next == chunks {
+				close(release)
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			if e.Status.State == a2a.TaskStateCompleted && next != chunks {
+				t.Fatalf("completed after %d chunks, want %d", next, chunks)
+			}
+		}
+	}
+	if next != chunks {
+		t.Fatalf("the stream ended after %d chunks, want %d", next, chunks)
+	}
+	if n := st.reads.Load(); n != 0 {
+		t.Errorf("the stream read the store's log %d times, want none (the recent events hold what it missed)", n)
+	}
 }

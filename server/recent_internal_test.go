@@ -41,12 +41,15 @@ func TestRecentEvents(t *testing.T) {
 			}
 		}
 		kept := int64(len(lt.recent) - lt.first)
+		if evs, ok := lt.recentAfter(n-kept, 10); !ok || len(evs) != 10 || evs[0].Seq != n-kept+1 {
+			t.Fatalf("size %d: recentAfter(%d, 10) = %d events from %v, %v; want 10 from %d", size, n-kept, len(evs), evs, ok, n-kept+1)
+		}
 		want := max(int64(recentEvents), int64(limit/size))
 		if kept < want-1 || kept > want+1 {
 			t.Errorf("size %d: %d events kept at the end, want about %d", size, kept, want)
 		}
 		for _, after := range []int64{n, n - 1, n - kept, n - kept - 1, 0} {
-			evs, ok := lt.recentAfter(after)
+			evs, ok := lt.recentAfter(after, n)
 			if want := after >= n-kept; ok != want {
 				t.Fatalf("size %d: recentAfter(%d) ok = %v, want %v", size, after, ok, want)
 			}

@@ -187,16 +187,23 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 	}()
 	for {
 		if sub == nil {
-			// Subscribe first, then read the store without the task's
-			// lock (the agent's writes go on meanwhile): every event up
-			// to the task's seq at this point is stored, every later one
-			// comes through sub, and emit drops what comes twice.
-			// The task's recent events in memory serve first.
+			// The task's recent events in memory serve first, a batch at
+			// a time: a reader further behind than its channel takes
+			// them at its own pace, and subscribes once a batch reaches
+			// the task's seq (under the lock, so nothing comes between).
+			// Older ones come from the store: subscribe first, then read
+			// it without the task's lock (the agent's writes go on
+			// meanwhile): every event up to the task's seq at this point
+			// is stored, every later one comes through sub, and emit
+			// drops what comes twice.
 			lt.mu.Lock()
 			ended := lt.task.Status.State.Terminal()
-			sub = newSubscriber(streamBuffer)
-			lt.subscribe(sub)
-			evs, ok := lt.recentAfter(seq)
+			evs, ok := lt.recentAfter(seq, catchUpBatch)
+			caughtUp := !ok || len(evs) == 0 || evs[len(evs)-1].Seq == lt.seq
+			if caughtUp {
+				sub = newSubscriber(streamBuffer)
+				lt.subscribe(sub)
+			}
 			lt.mu.Unlock()
 			if !ok {
 				var err error
@@ -210,6 +217,9 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 				if seq, done = emit(lt.id, ev, seq, yield); done {
 					return
 				}
+			}
+			if !caughtUp {
+				continue
 			}
 			if ended {
 				return

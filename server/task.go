@@ -94,6 +94,10 @@ const (
 	waiterBuffer = 4
 )
 
+// catchUpBatch is how many recent events a stream that fell behind takes
+// from memory at a time.
+const catchUpBatch = 128
+
 type subscriber struct {
 	ch   chan *update // shared by every subscriber of the event
 	lost bool         // guarded by liveTask.mu: ch was closed because it was full
@@ -149,9 +153,10 @@ func (lt *liveTask) remember(ev store.Event) {
 	}
 }
 
-// recentAfter returns the stored events after seq if the recent ones hold
-// all of them, and false if some are older. Callers hold lt.mu.
-func (lt *liveTask) recentAfter(seq int64) ([]store.Event, bool) {
+// recentAfter returns the first stored events after seq, at most limit of
+// them, if the recent ones reach back to seq, and false if some are older.
+// Callers hold lt.mu.
+func (lt *liveTask) recentAfter(seq int64, limit int) ([]store.Event, bool) {
 	if seq >= lt.seq {
 		return nil, true
 	}
@@ -159,7 +164,8 @@ func (lt *liveTask) recentAfter(seq int64) ([]store.Event, bool) {
 	if int64(len(kept)) < lt.seq-seq {
 		return nil, false
 	}
-	return slices.Clone(kept[len(kept)-int(lt.seq-seq):]), true
+	from := len(kept) - int(lt.seq-seq)
+	return slices.Clone(kept[from:min(from+limit, len(kept))]), true
 }
 
 func (lt *liveTask) subscribe(s *subscriber) {

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -261,65 +262,112 @@ func (s *eventsCounter) Events(ctx context.Context, scope store.Scope, id string
 	return s.Store.Events(ctx, scope, id, after)
 }
 
-// TestStalledStreamCatchesUp stalls a stream while the agent writes far
-// more than its channel holds: the stream is cut off, then catches up from
-// the task's recent events in memory, batch by batch, without reading the
-// store, and gets every chunk once and in order.
+// TestStalledStreamCatchesUp stalls streams while the agent writes far
+// more than their channels hold: they are cut off, then catch up from the
+// task's recent events in memory, batch by batch, without reading the
+// store, and get every chunk once and in order. With 50 streams the
+// chunks outweigh what one stream keeps in memory (recentBytes): the task
+// keeps more for each stream that follows it, cut off or not.
 func TestStalledStreamCatchesUp(t *testing.T) {
 	t.Parallel()
-	const chunks = 1000 // about 100 KB of events: within the recent ones
-	st := &eventsCounter{Store: memory.New()}
-	written, release := make(chan struct{}), make(chan struct{})
-	h := newHandler(t, testCard(func(c *a2a.AgentCard) { c.Capabilities.Streaming = a2a.Ptr(true) }),
-		func(ctx context.Context, req *server.Request, w *server.Writer) error {
-			for i := range chunks {
-				if err := w.ArtifactChunk(ctx, chunk(i), i > 0, false); err != nil {
-					return err
+	for _, c := range []struct{ streams, chunks int }{{1, 1000}, {50, 3000}} {
+		t.Run(fmt.Sprintf("%d streams", c.streams), func(t *testing.T) {
+			t.Parallel()
+			st := &eventsCounter{Store: memory.New()}
+			attached, written, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			h := newHandler(t, testCard(func(c *a2a.AgentCard) { c.Capabilities.Streaming = a2a.Ptr(true) }),
+				func(ctx context.Context, req *server.Request, w *server.Writer) error {
+					if err := w.Working(ctx, "working"); err != nil {
+						return err
+					}
+					if err := w.Flush(ctx); err != nil {
+						return err
+					}
+					<-attached
+					for i := range c.chunks {
+						if err := w.ArtifactChunk(ctx, chunk(i), i > 0, false); err != nil {
+							return err
+						}
+					}
+					if err := w.Flush(ctx); err != nil {
+						return err
+					}
+					close(written)
+					<-release
+					return w.Complete(ctx, "done")
+				}, server.WithStore(st))
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			var (
+				wg       sync.WaitGroup
+				finished atomic.Int32
+				ids      = make(chan string, 1)
+				errs     = make(chan error, c.streams)
+				ready    = make(chan struct{}, c.streams)
+			)
+			// read reads a stream, stalled at its first frame until every
+			// chunk is stored and published.
+			read := func(frames iter.Seq2[server.StreamEvent, error]) error {
+				next, seq, first := 0, int64(0), true
+				for ev, err := range frames {
+					if err != nil {
+						return err
+					}
+					if first {
+						first = false
+						if task, ok := ev.Event.(*a2a.Task); ok && seq == 0 {
+							select {
+							case ids <- task.ID:
+							default:
+							}
+						}
+						ready <- struct{}{}
+						<-written
+					}
+					if s := seqTail(ev.ID); s <= seq {
+						return fmt.Errorf("frame %s after seq %d", ev.ID, seq)
+					} else {
+						seq = s
+					}
+					switch e := ev.Event.(type) {
+					case *a2a.TaskArtifactUpdateEvent:
+						if got, want := partText(e.Artifact.Parts[0]), "c"+strconv.Itoa(next); got != want {
+							return fmt.Errorf("chunk %q, want %q", got, want)
+						}
+						if next++; next == c.chunks && finished.Add(1) == int32(c.streams) {
+							close(release)
+						}
+					case *a2a.TaskStatusUpdateEvent:
+						if e.Status.State == a2a.TaskStateCompleted && next != c.chunks {
+							return fmt.Errorf("completed after %d chunks, want %d", next, c.chunks)
+						}
+					}
+				}
+				if next != c.chunks {
+					return fmt.Errorf("the stream ended after %d chunks, want %d", next, c.chunks)
+				}
+				return nil
+			}
+			wg.Go(func() { errs <- read(h.SendStreamingMessage(ctx, newRequest("go"))) })
+			id := recv(t, ids)
+			for range c.streams - 1 {
+				wg.Go(func() { errs <- read(h.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id})) })
+			}
+			for range c.streams {
+				recv(t, ready)
+			}
+			before := st.reads.Load() // what opening the streams read
+			close(attached)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Error(err)
 				}
 			}
-			if err := w.Flush(ctx); err != nil {
-				return err
+			if n := st.reads.Load() - before; n != 0 {
+				t.Errorf("the streams read the store's log %d times, want none (the recent events hold what they missed)", n)
 			}
-			close(written)
-			<-release
-			return w.Complete(ctx, "done")
-		}, server.WithStore(st))
-	ctx := testCtx(t)
-	next, seq, stalled := 0, int64(0), false
-	for ev, err := range h.SendStreamingMessage(ctx, newRequest("go")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !stalled {
-			// Hold the stream at its first frame until every chunk is
-			// stored and published.
-			recv(t, written)
-			stalled = true
-		}
-		if s := seqTail(ev.ID); s <= seq {
-			t.Fatalf("frame %s after seq %d", ev.ID, seq)
-		} else {
-			seq = s
-		}
-		switch e := ev.Event.(type) {
-		case *a2a.TaskArtifactUpdateEvent:
-			if got, want := partText(e.Artifact.Parts[0]), "c"+strconv.Itoa(next); got != want {
-				t.Fatalf("chunk %q, want %q", got, want)
-			}
-			next++
-			if next == chunks {
-				close(release)
-			}
-		case *a2a.TaskStatusUpdateEvent:
-			if e.Status.State == a2a.TaskStateCompleted && next != chunks {
-				t.Fatalf("completed after %d chunks, want %d", next, chunks)
-			}
-		}
-	}
-	if next != chunks {
-		t.Fatalf("the stream ended after %d chunks, want %d", next, chunks)
-	}
-	if n := st.reads.Load(); n != 0 {
-		t.Errorf("the stream read the store's log %d times, want none (the recent events hold what it missed)", n)
+		})
 	}
 }

@@ -10,16 +10,14 @@ import (
 // TestRecentEvents checks the window of recent events that lagging
 // subscribers catch up from: contiguous, ending at the task's seq, at least
 // recentEvents long, longer while the bytes allow (more bytes for more
-// subscribers), never more than both bounds need, and in order across the
+// streams), never more than both bounds need, and in order across the
 // moves to the slice's front.
 func TestRecentEvents(t *testing.T) {
-	for _, c := range []struct{ size, subs int }{{16, 0}, {200, 0}, {4 << 10, 0}, {200, 10}, {200, 1000}} {
+	for _, c := range []struct{ size, streams int }{{16, 0}, {200, 0}, {4 << 10, 0}, {200, 10}, {200, 1000}} {
 		size := c.size
 		lt := newLiveTask("t", store.Scope{}, nil, 0)
-		for range c.subs {
-			lt.subscribe(newSubscriber(1))
-		}
-		limit := min(recentBytes+c.subs*recentBytesPerSub, maxRecentBytes)
+		lt.streams = c.streams
+		limit := min(recentBytes+c.streams*recentBytesPerSub, maxRecentBytes)
 		data := bytes.Repeat([]byte("x"), size)
 		const n = 40000
 		for seq := int64(1); seq <= n; seq++ {

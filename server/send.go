@@ -180,13 +180,13 @@ func eventID(taskID string, seq int64) string { return taskID + ":" + strconv.Fo
 // falling behind, first catches up from the store, then follows again, with
 // no gap and no repeat. follow unsubscribes before returning.
 func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq int64, yield func(StreamEvent, error) bool) {
-	defer func() {
-		if sub != nil {
-			lt.unsubscribe(sub)
-		}
-	}()
+	subscribed := sub != nil
+	if sub == nil {
+		sub = newSubscriber(streamBuffer)
+	}
+	defer lt.unsubscribe(sub)
 	for {
-		if sub == nil {
+		if !subscribed {
 			// The task's recent events in memory serve first, a batch at
 			// a time: a reader further behind than its channel takes
 			// them at its own pace, and subscribes once a batch reaches
@@ -201,8 +201,13 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 			evs, ok := lt.recentAfter(seq, catchUpBatch)
 			caughtUp := !ok || len(evs) == 0 || evs[len(evs)-1].Seq == lt.seq
 			if caughtUp {
-				sub = newSubscriber(streamBuffer)
+				if sub.lost {
+					sub.ch, sub.lost = make(chan *update, streamBuffer), false
+				}
 				lt.subscribe(sub)
+				subscribed = true
+			} else {
+				lt.countStream(sub)
 			}
 			lt.mu.Unlock()
 			if !ok {
@@ -228,7 +233,7 @@ func (h *Handler) follow(ctx context.Context, lt *liveTask, sub *subscriber, seq
 		select {
 		case u, ok := <-sub.ch:
 			if !ok {
-				sub = nil
+				subscribed = false // cut off: catch up
 				continue
 			}
 			var done bool

@@ -54,6 +54,10 @@ type liveTask struct {
 	recent []store.Event
 	first  int
 	rbytes int
+	// streams is how many streams follow the task, subscribed or
+	// catching up (see subscriber.counted): what the recent events are
+	// kept for.
+	streams int
 
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
@@ -101,6 +105,10 @@ const catchUpBatch = 128
 type subscriber struct {
 	ch   chan *update // shared by every subscriber of the event
 	lost bool         // guarded by liveTask.mu: ch was closed because it was full
+	// counted is set, under liveTask.mu, while a stream's subscriber is
+	// counted in liveTask.streams: from its first subscription to its
+	// unsubscribe, through the times it is cut off and catches up.
+	counted bool
 }
 
 func newSubscriber(buffer int) *subscriber { return &subscriber{ch: make(chan *update, buffer)} }
@@ -123,7 +131,8 @@ func (lt *liveTask) publish(u *update) {
 // fell behind (a fast agent, many readers), so that they catch up without
 // reading and decoding the store: at least recentEvents of them, and more
 // while their Data adds up to at most recentBytes, plus recentBytesPerSub
-// for each subscriber up to maxRecentBytes in all. A stream of small chunks
+// for each stream following the task (subscribed or catching up), up to
+// maxRecentBytes in all. A stream of small chunks
 // (an LLM's tokens) thus keeps a few thousand; a task that many follow
 // keeps more, since each one that falls behind would otherwise read the
 // store on its own.
@@ -139,7 +148,7 @@ const (
 func (lt *liveTask) remember(ev store.Event) {
 	lt.recent = append(lt.recent, ev)
 	lt.rbytes += len(ev.Data)
-	limit := min(recentBytes+len(lt.subs)*recentBytesPerSub, maxRecentBytes)
+	limit := min(recentBytes+lt.streams*recentBytesPerSub, maxRecentBytes)
 	for len(lt.recent)-lt.first > recentEvents && lt.rbytes > limit {
 		lt.rbytes -= len(lt.recent[lt.first].Data)
 		lt.recent[lt.first] = store.Event{}
@@ -168,16 +177,33 @@ func (lt *liveTask) recentAfter(seq int64, limit int) ([]store.Event, bool) {
 	return slices.Clone(kept[from:min(from+limit, len(kept))]), true
 }
 
+// subscribe adds s to the task's subscribers; a stream's is counted among
+// the streams that follow the task. Callers hold lt.mu.
 func (lt *liveTask) subscribe(s *subscriber) {
 	if lt.subs == nil {
 		lt.subs = make(map[*subscriber]struct{})
 	}
 	lt.subs[s] = struct{}{}
+	lt.countStream(s)
 }
 
+// countStream counts s, a stream's subscriber, among the streams that
+// follow the task, once. Callers hold lt.mu.
+func (lt *liveTask) countStream(s *subscriber) {
+	if cap(s.ch) == streamBuffer && !s.counted {
+		s.counted = true
+		lt.streams++
+	}
+}
+
+// unsubscribe removes s from the task's subscribers for good.
 func (lt *liveTask) unsubscribe(s *subscriber) {
 	lt.mu.Lock()
 	delete(lt.subs, s)
+	if s.counted {
+		s.counted = false
+		lt.streams--
+	}
 	lt.mu.Unlock()
 }
 

@@ -57,14 +57,16 @@ func (f *feed) open(ctx context.Context) iter.Seq2[server.StreamEvent, error] {
 	}
 }
 
-// send hands out one event, failing the test if nothing takes it.
+// send hands out one event, in a goroutine of its own, and marks the test
+// failed if nothing takes it.
 func (f *feed) send(t *testing.T, st step) {
-	t.Helper()
-	select {
-	case f.steps <- st:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("nobody took %q", st.data)
-	}
+	go func() {
+		select {
+		case f.steps <- st:
+		case <-time.After(30 * time.Second):
+			t.Errorf("nobody took %q", st.data)
+		}
+	}()
 }
 
 var format = wire.StreamFormat{
@@ -157,7 +159,7 @@ func isClosed(c <-chan struct{}) bool {
 func TestStreamDetaches(t *testing.T) {
 	f := newFeed()
 	ts, returned := streamServer(t, f, format, nil, false)
-	go f.send(t, step{data: `{"n":1}`})
+	f.send(t, step{data: `{"n":1}`})
 	res, br := open(t, ts.Client(), ts.URL)
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, Content-Type %q", res.StatusCode, res.Header.Get("Content-Type"))
@@ -171,7 +173,7 @@ func TestStreamDetaches(t *testing.T) {
 	waitClosed(t, returned, "the handler returning after the first frame")
 	for n := 2; n <= 50; n++ {
 		data := fmt.Sprintf(`{"n":%d}`, n)
-		go f.send(t, step{data: data})
+		f.send(t, step{data: data})
 		if got, want := frame(t, br), fmt.Sprintf("id: t:%d|data: %s", n, data); got != want {
 			t.Fatalf("frame %d = %q, want %q", n, got, want)
 		}
@@ -193,7 +195,7 @@ func TestStreamDetachedErrors(t *testing.T) {
 	t.Run("before the first frame", func(t *testing.T) {
 		f := newFeed()
 		ts, returned := streamServer(t, f, format, nil, false)
-		go f.send(t, step{err: errors.New("nope")})
+		f.send(t, step{err: errors.New("nope")})
 		res, br := open(t, ts.Client(), ts.URL)
 		body, _ := io.ReadAll(br)
 		if res.StatusCode != http.StatusTeapot || string(body) != `{"error":"nope"}` {
@@ -204,13 +206,13 @@ func TestStreamDetachedErrors(t *testing.T) {
 	t.Run("after it", func(t *testing.T) {
 		f := newFeed()
 		ts, returned := streamServer(t, f, format, nil, false)
-		go f.send(t, step{data: "1"})
+		f.send(t, step{data: "1"})
 		_, br := open(t, ts.Client(), ts.URL)
 		frame(t, br)
 		waitClosed(t, returned, "the handler returning")
-		go f.send(t, step{data: "2"})
+		f.send(t, step{data: "2"})
 		frame(t, br)
-		go f.send(t, step{err: a2a.NewError(a2a.CodeTaskNotFound, "gone")})
+		f.send(t, step{err: a2a.NewError(a2a.CodeTaskNotFound, "gone")})
 		if got := frame(t, br); got != `event: error|data: {"error":"gone"}` {
 			t.Errorf("last frame %q", got)
 		}
@@ -236,7 +238,7 @@ func TestStreamDetachedErrors(t *testing.T) {
 func TestStreamDetachedClientGone(t *testing.T) {
 	f := newFeed()
 	ts, returned := streamServer(t, f, format, nil, false)
-	go f.send(t, step{data: "1"})
+	f.send(t, step{data: "1"})
 	res, br := open(t, ts.Client(), ts.URL)
 	frame(t, br)
 	waitClosed(t, returned, "the handler returning")
@@ -252,7 +254,7 @@ func TestStreamKeepAliveDetached(t *testing.T) {
 	kf := format
 	kf.KeepAlive = 5 * time.Millisecond
 	ts, returned := streamServer(t, f, kf, nil, false)
-	go f.send(t, step{data: "1"})
+	f.send(t, step{data: "1"})
 	_, br := open(t, ts.Client(), ts.URL)
 	frame(t, br)
 	waitClosed(t, returned, "the handler returning")
@@ -326,11 +328,11 @@ func TestStreamWatchers(t *testing.T) {
 		f := newFeed()
 		w := &watcher{done: make(chan struct{})}
 		ts, returned := streamServer(t, f, format, func(rw http.ResponseWriter) http.ResponseWriter { w.ResponseWriter = rw; return w }, false)
-		go f.send(t, step{data: "1"})
+		f.send(t, step{data: "1"})
 		_, br := open(t, ts.Client(), ts.URL)
 		frame(t, br)
 		waitClosed(t, returned, "the handler returning")
-		go f.send(t, step{data: "2"})
+		f.send(t, step{data: "2"})
 		frame(t, br)
 		if got := w.endedCalls(); len(got) != 0 {
 			t.Errorf("ended(%v) before the stream ended", got)
@@ -368,10 +370,10 @@ func TestStreamWatchers(t *testing.T) {
 				outer = &watcher{ResponseWriter: w, done: make(chan struct{})}
 				return outer
 			}, false)
-			go f.send(t, step{data: "1"})
+			f.send(t, step{data: "1"})
 			_, br := open(t, ts.Client(), ts.URL)
 			frame(t, br)
-			go f.send(t, step{data: "2"})
+			f.send(t, step{data: "2"})
 			frame(t, br)
 			if isClosed(returned) {
 				t.Fatal("the handler returned with its stream open")
@@ -404,13 +406,13 @@ func TestStreamHTTP2StaysOnHandler(t *testing.T) {
 	c := ts.Client()
 	c.Transport.(*http.Transport).TLSClientConfig.NextProtos = []string{"h2"}
 	c.Transport.(*http.Transport).ForceAttemptHTTP2 = true
-	go f.send(t, step{data: "1"})
+	f.send(t, step{data: "1"})
 	res, br := open(t, c, ts.URL)
 	if res.ProtoMajor != 2 {
 		t.Fatalf("protocol %s, want HTTP/2", res.Proto)
 	}
 	frame(t, br)
-	go f.send(t, step{data: "2"})
+	f.send(t, step{data: "2"})
 	if got := frame(t, br); got != "id: t:2|data: 2" {
 		t.Fatalf("frame 2 = %q", got)
 	}

@@ -94,3 +94,7 @@ var (
 )
 
 const GetSQL = getSQL
+
+// TailsSQL is the statement List reads the events after the snapshots of
+// a page's tasks with.
+const TailsSQL = tailsSQL

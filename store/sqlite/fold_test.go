@@ -268,11 +268,14 @@ func TestSnapshotThreshold(t *testing.T) {
 func TestExpireTakesSnapshots(t *testing.T) {
 	path := newPath(t)
 	s := openStore(t, path, sqlite.Options{})
-	old := newTask("old", a2a.TaskStateCompleted, 0) // a snapshot row from the start
+	old := newTask("old", a2a.TaskStateWorking, 0)
 	old.History = []a2a.Message{*a2a.NewTextMessage(a2a.RoleUser, "m1", "old history")}
 	create(t, s, scope, old)
-	if at := snapshotSeq(t, path, "old"); at != 1 {
-		t.Fatalf("a task created completed has its snapshot at seq %d, want 1", at)
+	if _, err := step(t.Context(), s, scope, old, 1, a2a.TaskStateCompleted, "m2"); err != nil { // writes the snapshot
+		t.Fatal(err)
+	}
+	if at := snapshotSeq(t, path, "old"); at != 2 {
+		t.Fatalf("a completed task has its snapshot at seq %d, want 2", at)
 	}
 	n, err := s.Expire(t.Context(), []a2a.TaskState{a2a.TaskStateCompleted}, baseTime.Add(time.Hour), 10)
 	if err != nil || n != 1 {
@@ -292,4 +295,108 @@ func TestExpireTakesSnapshots(t *testing.T) {
 		t.Fatalf("Get(fresh) = seq %d, %v", seq, err)
 	}
 	checkTask(t, "Get(fresh)", got, fresh)
+}
+
+// TestNewTaskEndsAtOnce: a task that ends in the Append that creates it (a
+// blocking SendMessage) gets no snapshot row, unless its log outweighs its
+// first event; Get, List and Events read it as it was stored. List reads
+// the events after the snapshots of a page's tasks in one statement, a
+// range of the events' primary key per task, whatever mix of tasks with
+// and without snapshots and events after them the page holds.
+func TestNewTaskEndsAtOnce(t *testing.T) {
+	path := newPath(t)
+	s := openStore(t, path, sqlite.Options{})
+	type made struct {
+		task *a2a.Task
+		log  []store.Event
+		snap bool // has a snapshot row
+	}
+	var tasks []made
+	for i := range 12 {
+		id := fmt.Sprintf("task-%02d", i)
+		task := newTask(id, a2a.TaskStateSubmitted, i)
+		task.History = []a2a.Message{*a2a.NewTextMessage(a2a.RoleUser, "m-"+id, "hello")}
+		log := []store.Event{{Seq: 1, Payload: task}}
+		snap := task
+		extra := 10
+		if i%4 == 3 {
+			extra = 5000 // a log that outweighs the first event
+		}
+		for k := range 3 {
+			log = append(log, mixedEvent(task, int64(k+2), i*3+k, extra))
+		}
+		final := a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: a2a.TimestampOf(baseTime.Add(time.Duration(i) * time.Second))}
+		if i%3 == 1 {
+			final.State = a2a.TaskStateInputRequired
+		}
+		log = append(log, store.Event{Seq: 5, Payload: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: task.ContextID, Status: final}})
+		snap = store.Fold(snap, log[1:])
+		if err := s.Append(t.Context(), scope, id, 0, log, snap); err != nil {
+			t.Fatal(err)
+		}
+		m := made{snap, log, i%4 == 3}
+		if i%3 == 2 {
+			// Goes on working: one more event, with no snapshot row
+			// either way, or ends again, with one.
+			st := a2a.TaskStateWorking
+			if i%2 == 0 {
+				st = a2a.TaskStateFailed
+				m.snap = true
+			}
+			next, err := step(t.Context(), s, scope, m.task, 5, st, "again-"+id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.log = append(m.log, store.Event{Seq: 6, Payload: &a2a.TaskStatusUpdateEvent{TaskID: id, ContextID: task.ContextID, Status: next.Status}})
+			m.task = next
+		}
+		tasks = append(tasks, m)
+	}
+	for _, m := range tasks {
+		id := m.task.ID
+		at := snapshotSeq(t, path, id)
+		if want := int64(len(m.log)); m.snap && at == 0 || !m.snap && at != 0 {
+			t.Errorf("%s: snapshot at seq %d; want one: %v (at %d)", id, at, m.snap, want)
+		}
+		got, seq, err := s.Get(t.Context(), scope, id)
+		if err != nil || seq != int64(len(m.log)) {
+			t.Fatalf("Get(%s) = seq %d, %v; want %d", id, seq, err, len(m.log))
+		}
+		checkTask(t, "Get("+id+")", got, m.task)
+		checkEvents(t, s, id, 0, m.log)
+	}
+	// Pages of every size, from every start.
+	for limit := 1; limit <= len(tasks)+1; limit++ {
+		var cursor *store.Cursor
+		var listed []string
+		for {
+			res, err := s.List(t.Context(), scope, store.ListQuery{Limit: limit, After: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lt := range res.Tasks {
+				listed = append(listed, lt.ID)
+				for _, m := range tasks {
+					if m.task.ID == lt.ID {
+						checkTask(t, fmt.Sprintf("List(limit %d) task %s", limit, lt.ID), lt, m.task)
+					}
+				}
+			}
+			if !res.More {
+				break
+			}
+			last := res.Tasks[len(res.Tasks)-1]
+			cursor = &store.Cursor{Timestamp: last.Status.Timestamp.Time, ID: last.ID}
+		}
+		if len(listed) != len(tasks) {
+			t.Errorf("List(limit %d) listed %v, want all %d tasks", limit, listed, len(tasks))
+		}
+	}
+	plan, err := s.QueryPlan(t.Context(), sqlite.TailsSQL, "[[1,0,5],[2,0,5]]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := strings.Join(plan, "; "); !strings.Contains(p, "SEARCH e USING PRIMARY KEY (rid=? AND seq>? AND seq<?)") {
+		t.Errorf("the plan of the tails of a page is %q; want a range of the events' primary key per task", p)
+	}
 }

@@ -123,6 +123,9 @@ type Store struct {
 	kick       chan struct{} // a commit for the checkpointer; buffered (1)
 	closing    chan struct{} // closed when the store starts closing
 	writerDone chan struct{} // closed when the writer has returned
+	// batchMu is held by the writer while it runs a batch, and by the
+	// checkpointer while it finishes a restart of the log (checkpoint.go).
+	batchMu sync.Mutex
 
 	stopHeartbeat context.CancelFunc
 	heartbeatDone chan struct{}
@@ -437,14 +440,19 @@ type writeStmts struct {
 }
 
 // maxEventRows is the most events one INSERT of an Append writes: 1 to
-// maxEventRows rows, each statement prepared once.
+// maxEventRows rows, each statement prepared once. The statements are
+// INSERT OR FAIL: a failing row leaves the rows before it, where the
+// default (ABORT) undoes them, which costs SQLite a copy of every page
+// the statement changes, in case. Append checks the seq before, so the
+// key never fails; if it did, the request fails with an error of SQLite,
+// which undoes the request (runRequests).
 const maxEventRows = 8
 
 func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	var events []stmtDef
 	for n := 1; n <= maxEventRows; n++ {
 		events = append(events, stmtDef{&ws.insertEvents[n-1],
-			"INSERT INTO events (rid, seq, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")})
+			"INSERT OR FAIL INTO events (rid, seq, payload) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")})
 	}
 	return prepareAll(ctx, db, append(events, []stmtDef{
 		{&ws.savepoint, "SAVEPOINT request"},
@@ -511,7 +519,7 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 // readStmts are the reader pool's prepared statements; database/sql
 // prepares each on every connection that runs it.
 type readStmts struct {
-	get, tail, events             *sql.Stmt
+	get, tails, events            *sql.Stmt
 	getPush, listPush, runners    *sql.Stmt
 	getSecret, pushState, pushDue *sql.Stmt
 }
@@ -524,8 +532,9 @@ func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// per event after that snapshot, in order. No row when the task
 		// does not exist in scope.
 		{&rs.get, getSQL},
-		// The events after a snapshot, for List, in its read transaction.
-		{&rs.tail, `SELECT seq, payload FROM events WHERE rid = ? AND seq > ? AND seq <= ? ORDER BY seq`},
+		// The events after their snapshots of the tasks of a List page,
+		// in its read transaction.
+		{&rs.tails, tailsSQL},
 		// One row with a NULL seq when the task exists but has no events
 		// after the one asked for; no row when it does not exist in
 		// scope. One statement reads one snapshot of the database.

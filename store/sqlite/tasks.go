@@ -56,14 +56,21 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	snapDue := store.SnapshotDue(task.Status.State, 0, 0)
 	if after == 0 {
 		// A new task folds from its first event, the task itself, and
-		// needs a snapshot of its own only when it is due already (or
-		// when the first event is not the task, which no server does).
+		// needs a snapshot of its own only when its log outweighs that
+		// event (or when the first event is not the task, which no
+		// server does), whatever its state: a task that ends in the
+		// Append that creates it (a blocking SendMessage, whose whole
+		// log the server stores at once) has a short log, which a read
+		// folds for about what decoding a snapshot would cost, and
+		// encoding and writing the snapshot was a tenth of the store's
+		// time per such task. Its next Append, if any, writes the
+		// snapshot as SnapshotDue says.
 		_, isTask := events[0].Payload.(*a2a.Task)
 		var tail int
 		for _, p := range a.payloads[1:] {
 			tail += len(p)
 		}
-		snapDue = !isTask || store.SnapshotDue(task.Status.State, len(a.payloads[0]), tail)
+		snapDue = !isTask || store.SnapshotDue(a2a.TaskStateWorking, len(a.payloads[0]), tail) // the size rule alone
 	}
 	for {
 		if snapDue && a.snap == nil {
@@ -348,7 +355,8 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 // list indexes, in order: no page costs more than the first (a state
 // filter passes over the index entries of other states). Each task of the
 // page comes with its snapshot, and the events after it, if any, are one
-// range of the events table. The total comes from the kept counts when the
+// range of the events table, read for the whole page in one statement
+// (tailsSQL). The total comes from the kept counts when the
 // query filters on nothing but the state, and from a count of the rows in
 // the range otherwise (see listSQL).
 func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (store.ListResult, error) {
@@ -400,18 +408,23 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	}
 	rows.Close()
 	res.Tasks = make([]*a2a.Task, 0, len(found))
-	var tailStmt *sql.Stmt
+	// The events after the snapshot of each task of the page that has
+	// some, in one statement.
+	var ranges []byte
 	for _, l := range found {
-		var tail []rawEvent
 		if l.snapSeq.Int64 < l.seq {
-			if tailStmt == nil {
-				tailStmt = tx.StmtContext(ctx, s.rs.tail)
-			}
-			if tail, err = readTail(ctx, tailStmt, l.rid, l.snapSeq.Int64, l.seq); err != nil {
-				return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
-			}
+			ranges = fmt.Appendf(append(ranges, ','), "[%d,%d,%d]", l.rid, l.snapSeq.Int64, l.seq)
 		}
-		t, err := foldTask(l.snap, l.snapSeq.Int64, l.seq, tail)
+	}
+	var tails map[int64][]rawEvent
+	if ranges != nil {
+		ranges[0] = '['
+		if tails, err = readTails(ctx, tx.StmtContext(ctx, s.rs.tails), append(ranges, ']')); err != nil {
+			return store.ListResult{}, s.readErr(fmt.Errorf("sqlite: listing tasks: %w", err))
+		}
+	}
+	for _, l := range found {
+		t, err := foldTask(l.snap, l.snapSeq.Int64, l.seq, tails[l.rid])
 		if err != nil {
 			return store.ListResult{}, fmt.Errorf("sqlite: listing tasks: task %q: %w", l.id, err)
 		}
@@ -423,22 +436,33 @@ func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) 
 	return res, nil
 }
 
-// readTail reads the events of task rid with from < seq <= to.
-func readTail(ctx context.Context, st *sql.Stmt, rid, from, to int64) ([]rawEvent, error) {
-	rows, err := st.QueryContext(ctx, rid, from, to)
+// tailsSQL reads the events of several tasks: ?1 is a JSON array of
+// [rid, from, to], and the rows are the events of task rid with from <
+// seq <= to. The ranges drive the join (CROSS JOIN keeps them outside),
+// each one range of the events' primary key.
+const tailsSQL = `SELECT e.rid, e.seq, e.payload FROM json_each(?1) r
+	CROSS JOIN events e ON e.rid = r.value ->> 0 AND e.seq > r.value ->> 1 AND e.seq <= r.value ->> 2`
+
+// readTails runs tailsSQL with ranges, and returns the events of each
+// task by rid.
+func readTails(ctx context.Context, st *sql.Stmt, ranges []byte) (map[int64][]rawEvent, error) {
+	rows, err := st.QueryContext(ctx, ranges)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	tail := make([]rawEvent, 0, to-from)
+	tails := make(map[int64][]rawEvent)
 	for rows.Next() {
-		var r rawEvent
-		if err := rows.Scan(&r.seq, &r.payload); err != nil {
+		var (
+			rid int64
+			r   rawEvent
+		)
+		if err := rows.Scan(&rid, &r.seq, &r.payload); err != nil {
 			return nil, err
 		}
-		tail = append(tail, r)
+		tails[rid] = append(tails[rid], r)
 	}
-	return tail, rows.Err()
+	return tails, rows.Err()
 }
 
 // listSQL returns the statement that reads a page of q (limit+1 rows: the

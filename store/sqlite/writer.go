@@ -113,7 +113,9 @@ func (s *Store) writer() {
 			}
 			runtime.Gosched()
 		}
+		s.batchMu.Lock() // the checkpointer may hold it a moment (checkpoint.go)
 		results = s.runBatch(batch, results[:0])
+		s.batchMu.Unlock()
 		for i, r := range batch {
 			if r.state.Load() == taken {
 				r.done <- results[i]

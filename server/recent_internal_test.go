@@ -17,7 +17,7 @@ func TestRecentEvents(t *testing.T) {
 		size := c.size
 		lt := newLiveTask("t", store.Scope{}, nil, 0)
 		lt.streams = c.streams
-		limit := min(recentBytes+c.streams*recentBytesPerSub, maxRecentBytes)
+		limit := min(recentBytes+c.streams*recentBytesPerStream, maxRecentBytes)
 		data := bytes.Repeat([]byte("x"), size)
 		const n = 40000
 		for seq := int64(1); seq <= n; seq++ {

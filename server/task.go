@@ -130,16 +130,16 @@ func (lt *liveTask) publish(u *update) {
 // A live task keeps its last stored events in memory for subscribers that
 // fell behind (a fast agent, many readers), so that they catch up without
 // reading and decoding the store: at least recentEvents of them, and more
-// while their Data adds up to at most recentBytes, plus recentBytesPerSub
-// for each stream following the task (subscribed or catching up), up to
-// maxRecentBytes in all. A stream of small chunks
-// (an LLM's tokens) thus keeps a few thousand; a task that many follow
-// keeps more, since each one that falls behind would otherwise read the
-// store on its own.
+// while their Data adds up to at most recentBytes, plus
+// recentBytesPerStream for each stream following the task (subscribed or
+// catching up), up to maxRecentBytes in all. A stream of small chunks (an
+// LLM's tokens) thus keeps a few thousand; a task that many follow keeps
+// more, since each one that falls behind would otherwise read the store on
+// its own.
 const (
 	recentEvents      = 256
 	recentBytes       = 256 << 10
-	recentBytesPerSub = 16 << 10
+	recentBytesPerStream = 16 << 10
 	maxRecentBytes    = 4 << 20
 )
 
@@ -148,7 +148,7 @@ const (
 func (lt *liveTask) remember(ev store.Event) {
 	lt.recent = append(lt.recent, ev)
 	lt.rbytes += len(ev.Data)
-	limit := min(recentBytes+lt.streams*recentBytesPerSub, maxRecentBytes)
+	limit := min(recentBytes+lt.streams*recentBytesPerStream, maxRecentBytes)
 	for len(lt.recent)-lt.first > recentEvents && lt.rbytes > limit {
 		lt.rbytes -= len(lt.recent[lt.first].Data)
 		lt.recent[lt.first] = store.Event{}

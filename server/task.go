@@ -137,10 +137,10 @@ func (lt *liveTask) publish(u *update) {
 // more, since each one that falls behind would otherwise read the store on
 // its own.
 const (
-	recentEvents      = 256
-	recentBytes       = 256 << 10
+	recentEvents         = 256
+	recentBytes          = 256 << 10
 	recentBytesPerStream = 16 << 10
-	maxRecentBytes    = 4 << 20
+	maxRecentBytes       = 4 << 20
 )
 
 // remember keeps ev, the next stored event, among the recent ones, and

@@ -36,6 +36,7 @@ const testTimeout = 20 * time.Second
 //	input       input-required
 //	wait        working, then completed once gate is closed; ends when cancelled
 //	stuck       working, then waits for gate whatever happens
+//	size TEXT   replies with the length of TEXT in bytes, no task
 type scripted struct {
 	gate     chan struct{}
 	gateOnce sync.Once
@@ -47,7 +48,11 @@ func newScripted() *scripted { return &scripted{gate: make(chan struct{})} }
 func (a *scripted) release() { a.gateOnce.Do(func() { close(a.gate) }) }
 
 func (a *scripted) Execute(ctx context.Context, req *server.Request, w *server.Writer) error {
-	switch text := req.Message.Text(); text {
+	text := req.Message.Text()
+	if rest, ok := strings.CutPrefix(text, "size "); ok {
+		return w.Reply(ctx, a2a.TextPart(strconv.Itoa(len(rest))))
+	}
+	switch text {
 	case "hello":
 		return w.Reply(ctx, a2a.TextPart("hello back"))
 	case "extensions":
@@ -157,6 +162,13 @@ func call(t *testing.T, kv ...string) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	t.Cleanup(cancel)
 	return metadata.NewOutgoingContext(ctx, metadata.Pairs(append([]string{"a2a-version", "1.0"}, kv...)...))
+}
+
+// noDeadline is call without a deadline, for a call whose time depends on
+// the machine's speed rather than on the code under test; it still ends
+// with the test.
+func noDeadline(t *testing.T, kv ...string) context.Context {
+	return metadata.NewOutgoingContext(t.Context(), metadata.Pairs(append([]string{"a2a-version", "1.0"}, kv...)...))
 }
 
 var messageIDs atomic.Int64

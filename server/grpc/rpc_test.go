@@ -3,6 +3,7 @@ package a2agrpc_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -334,11 +335,18 @@ func TestErrors(t *testing.T) {
 		t.Errorf("BadRequest fields %v, want message.messageId and message.parts (status %v)", fields, st.Proto())
 	}
 
-	// Up to 10 MiB by default, more than gRPC's own 4 MiB.
-	large := sendNow(strings.Repeat("x", 5<<20))
-	large.Configuration.HistoryLength = new(int32)
-	if _, err := f.client.SendMessage(call(t), large); err != nil {
+	// Up to 10 MiB by default, more than gRPC's own 4 MiB. The call has no
+	// deadline: under -race on a loaded machine, moving 5 MiB through
+	// HTTP/2 flow control and decoding it takes seconds, and this is a test
+	// of the size limit, not of speed (go test's -timeout bounds a hang).
+	// The agent answers with the size it got, so nothing 5 MiB long is
+	// stored, failed or sent back.
+	const size = 5 << 20
+	res, err := f.client.SendMessage(noDeadline(t), send("size "+strings.Repeat("x", size)))
+	if err != nil {
 		t.Errorf("5 MiB message: %v", err)
+	} else if parts := res.GetMessage().GetParts(); len(parts) != 1 || parts[0].GetText() != strconv.Itoa(size) {
+		t.Errorf("5 MiB message: reply %v, want the %d bytes the agent got", res, size)
 	}
 
 	// A Handler refusal before the first frame of a stream.

@@ -51,6 +51,11 @@ type Handler struct {
 	cancel  context.CancelFunc
 	agents  sync.WaitGroup
 	flushes sync.WaitGroup // goroutines storing queued task writes
+	// followers are the goroutines catching live tasks up with the
+	// store's change feed (follow.go); stopFeed stops the feed.
+	followers  sync.WaitGroup
+	stopFeed   func()
+	followPoll time.Duration // < 0: no poll
 }
 
 // Option configures a [Handler].
@@ -179,6 +184,7 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 		done:  make(chan struct{}),
 
 		maintainEvery: DefaultMaintenanceInterval,
+		followPoll:    DefaultFollowPoll,
 
 		extendedMaxAge: DefaultExtendedCardMaxAge,
 	}
@@ -207,6 +213,13 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 	if maintainable && h.maintainEvery > 0 {
 		h.maintenance.Add(1)
 		go h.maintainLoop()
+	}
+	if f, ok := h.store.(store.Feed); ok {
+		h.stopFeed = f.Follow(h.changed)
+	}
+	if h.followPoll > 0 {
+		h.maintenance.Add(1)
+		go h.pollLoop()
 	}
 	return h, nil
 }
@@ -250,6 +263,10 @@ func (h *Handler) Close(ctx context.Context) error {
 		h.maintenance.Wait()
 		h.agents.Wait()
 		h.flushes.Wait()
+		if h.stopFeed != nil {
+			h.stopFeed()
+		}
+		h.followers.Wait()
 		close(waited)
 	}()
 	select {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -59,6 +60,15 @@ type liveTask struct {
 	// kept for.
 	streams int
 
+	// What the store's change feed says of the task (follow.go):
+	// notified is the highest seq it reported, recheck asks to read the
+	// log whatever the seq, catching is set while a goroutine catches up
+	// with the store, and stored is seq, readable without the lock.
+	notified atomic.Int64
+	recheck  atomic.Bool
+	catching atomic.Bool
+	stored   atomic.Int64
+
 	subs   map[*subscriber]struct{}
 	execs  map[*execution]struct{} // agent executions running for the task
 	broken bool                    // creation failed; the task does not exist
@@ -80,7 +90,9 @@ const (
 )
 
 func newLiveTask(id string, scope store.Scope, task *a2a.Task, seq int64) *liveTask {
-	return &liveTask{id: id, scope: scope, task: task, seq: seq, head: task, drained: make(chan struct{})}
+	lt := &liveTask{id: id, scope: scope, task: task, seq: seq, head: task, drained: make(chan struct{})}
+	lt.stored.Store(seq)
+	return lt
 }
 
 // update is one appended event and the task as it stood after it.
@@ -237,14 +249,21 @@ func (h *Handler) getLive(ctx context.Context, scope store.Scope, id string) (*l
 		pushed = err != nil || len(cs) > 0
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if lt, ok := h.live[id]; ok { // loaded concurrently
+		h.mu.Unlock()
 		return lt, nil
 	}
 	lt = newLiveTask(id, scope, task, seq)
 	lt.pushed = pushed
-	if !task.Status.State.Terminal() {
+	live := !task.Status.State.Terminal()
+	if live {
 		h.live[id] = lt
+	}
+	h.mu.Unlock()
+	if live {
+		// The feed may have reported an append between the read and
+		// now, to nobody: read the log once more.
+		h.wake(lt, 0)
 	}
 	return lt, nil
 }
@@ -428,6 +447,7 @@ func (lt *liveTask) wakeLocked() {
 func (h *Handler) storedLocked(lt *liveTask, batch []queued, events []store.Event) {
 	for i, q := range batch {
 		lt.task, lt.seq = q.task, events[i].Seq
+		lt.stored.Store(lt.seq)
 		if lt.seq == 1 {
 			h.createdLocked(lt)
 		}
@@ -539,6 +559,7 @@ func (h *Handler) tryAppendLocked(ctx context.Context, lt *liveTask, payloads []
 // (refoldLocked).
 func (h *Handler) advanceLocked(lt *liveTask, events []store.Event, tasks []*a2a.Task) {
 	lt.task, lt.seq = tasks[len(tasks)-1], events[len(events)-1].Seq
+	lt.stored.Store(lt.seq)
 	lt.head = lt.task
 	for i := range events {
 		lt.publish(&update{ev: events[i], task: tasks[i]})
@@ -565,12 +586,23 @@ func (h *Handler) afterAppendLocked(lt *liveTask) {
 }
 
 // catchUpLocked applies the events another writer appended to the task
-// since this process last saw it. When they end the task, the agent
-// executions running here for it are cancelled, as a cancel would.
+// since this process last saw it (applyLocked).
 func (h *Handler) catchUpLocked(ctx context.Context, lt *liveTask) error {
 	evs, err := h.store.Events(context.WithoutCancel(ctx), lt.scope, lt.id, lt.seq)
 	if err != nil {
 		return fmt.Errorf("server: catching up with task %s: %w", lt.id, err)
+	}
+	return h.applyLocked(lt, evs)
+}
+
+// applyLocked makes events another writer appended, the ones after
+// lt.seq, the task's latest state, as advanceLocked does. When they end
+// the task, the agent executions running here for it are cancelled, as a
+// cancel would. Callers apply the queue again on top (refoldLocked) and
+// make sure no Append of this process is in flight.
+func (h *Handler) applyLocked(lt *liveTask, evs []store.Event) error {
+	for len(evs) > 0 && evs[0].Seq <= lt.seq {
+		evs = evs[1:] // read before this process stored them
 	}
 	if len(evs) == 0 {
 		return nil

@@ -32,6 +32,8 @@ type Store struct {
 	// withPush holds the tasks that have push configs, so that ClaimPush
 	// does not scan every task. Guarded by mu.
 	withPush map[string]*record
+
+	feed store.Followers
 }
 
 // pushEntry is a push config and its delivery state.
@@ -201,8 +203,21 @@ func (s *Store) lookup(scope store.Scope, taskID string) (*record, error) {
 	return r, nil
 }
 
-// Append implements [store.Store].
+// Append implements [store.Store]. Once the events are in, it tells the
+// store's followers (see Follow).
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
+	err := s.append(ctx, scope, taskID, after, events, task)
+	if err == nil && s.feed.Active() {
+		s.feed.Send(store.Change{TaskID: taskID, Seq: after + int64(len(events))})
+	}
+	return err
+}
+
+// Follow implements [store.Feed]: fn hears of the Appends made through s,
+// from the goroutine that made each, after the store's lock is let go.
+func (s *Store) Follow(fn func(store.Change)) (stop func()) { return s.feed.Follow(fn) }
+
+func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -405,7 +420,10 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 	return nil
 }
 
-var _ store.PushQueue = (*Store)(nil)
+var (
+	_ store.PushQueue = (*Store)(nil)
+	_ store.Feed      = (*Store)(nil)
+)
 
 // ClaimPush implements [store.PushQueue].
 func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {

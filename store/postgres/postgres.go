@@ -79,6 +79,13 @@ type Store struct {
 	// Counters: transactions committed by the writers, appends they
 	// committed, and batches whose appends were tried again alone.
 	commits, appended, retries atomic.Int64
+
+	// The change feed (listen.go).
+	feed       store.Followers
+	listenOnce sync.Once
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	listening  atomic.Bool
 }
 
 var (
@@ -86,6 +93,7 @@ var (
 	_ store.Maintainer = (*Store)(nil)
 	_ store.Secrets    = (*Store)(nil)
 	_ store.PushQueue  = (*Store)(nil)
+	_ store.Feed       = (*Store)(nil)
 )
 
 // Open connects to the database named by dsn (a libpq keyword/value string
@@ -170,6 +178,8 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 		ttl:     ttl,
 		log:     log.With("store", "postgres", "schema", schema),
 		done:    make(chan struct{}),
+
+		listenDone: make(chan struct{}),
 	}
 	if err := s.heartbeat(ctx); err != nil {
 		return nil, err
@@ -204,6 +214,11 @@ func (s *Store) Schema() string { return s.schema }
 // Open made it. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.listenOnce.Do(func() { close(s.listenDone) }) // never followed: never will be
+		if s.stopListen != nil {
+			s.stopListen()
+			<-s.listenDone
+		}
 		s.stopWriters()
 		s.stop()
 		<-s.done

@@ -140,13 +140,23 @@ type Store struct {
 
 	secretsMu sync.Mutex
 	secrets   map[string][]byte // secrets never change once made
+
+	feed store.Followers // see Follow
 }
+
+// Follow implements [store.Feed]: fn hears of the Appends made through s,
+// once they are committed, from the goroutine that made each. Other
+// processes that open the same file are not heard: a server that shares
+// one SQLite file with another process follows that one's tasks only by
+// its slow poll.
+func (s *Store) Follow(fn func(store.Change)) (stop func()) { return s.feed.Follow(fn) }
 
 var (
 	_ store.Store      = (*Store)(nil)
 	_ store.Maintainer = (*Store)(nil)
 	_ store.Secrets    = (*Store)(nil)
 	_ store.PushQueue  = (*Store)(nil)
+	_ store.Feed       = (*Store)(nil)
 )
 
 // Open opens the SQLite database at path, creating the file if it does not

@@ -81,6 +81,9 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 			a.snap = b
 		}
 		err := s.write(ctx, true, func(w *wtx) error { return s.appendTx(w, &a) })
+		if err == nil && s.feed.Active() {
+			s.feed.Send(store.Change{TaskID: taskID, Seq: after + int64(len(events))})
+		}
 		if !errors.Is(err, errSnapshotDue) || a.snap != nil {
 			return err
 		}

@@ -451,6 +451,21 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		giveUp()
 		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
 			With("taskId", t.ID).With("state", st.String())
+	} else if st != a2a.TaskStateWorking {
+		// Another writer (a replica's agent) interrupted the task while
+		// the message was stored on top: the agent runs again for it,
+		// so the task is working again, after the message.
+		if err := h.appendLocked(ctx, lt, &a2a.TaskStatusUpdateEvent{
+			TaskID: t.ID, ContextID: t.ContextID,
+			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: h.stamp()},
+		}); err != nil {
+			giveUp()
+			if errors.Is(err, ErrTaskClosed) {
+				return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
+					With("taskId", t.ID).With("state", lt.head.Status.State.String())
+			}
+			return exchangeResult{}, a2a.AsError(err)
+		}
 	}
 	_ = h.admitTask(ctx, exec, false) // counted, never refused
 	w := &Writer{h: h, req: r, exec: exec, lt: lt}

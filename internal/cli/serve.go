@@ -198,7 +198,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	s.metrics.agents = s.agent.running
 	s.metrics.ready = s.ready.Load
 	cfg.storeSpec = cfg.storeSpec.resolve(cfg.dataDir, card.Name)
-	if s.store, err = openStore(context.Background(), cfg.storeSpec, storeOptions{durability: cfg.durability, log: s.log}); err != nil {
+	if s.store, err = cfg.storeSpec.open(context.Background(), storeOptions{durability: cfg.durability, log: s.log}); err != nil {
 		return nil, err
 	}
 	opts := []server.Option{
@@ -339,6 +339,9 @@ func (s *serveRun) run(ctx context.Context) int {
 	s.printPush()
 	fmt.Fprintf(s.stdout, "  limits      %s\n", s.cfg.limitSettings.describe())
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
+	if note := s.cfg.storeSpec.note; note != "" {
+		fmt.Fprintf(s.stdout, "  note        %s\n", note)
+	}
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
 	errc := make(chan error, 1)

@@ -45,6 +45,8 @@ type serveConfig struct {
 	apiKey     apiKeysFlag       // as given; checked by validate
 	apiKeys    map[string]string // key -> principal, made by validate
 
+	storeSchema string // --store-schema, checked by validate; storeSpec holds it
+
 	tlsSettings // --tls-*, --client-*, timeouts (serve_tls.go)
 	jwtSettings // --jwks, --audience, --issuer, --scope (serve_jwt.go)
 
@@ -90,6 +92,8 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&cfg.bindings, "bindings", "comma-separated `LIST` of bindings to serve: jsonrpc, rest")
 	fs.StringVar(&cfg.store, "store", storeSQLite, "where tasks are kept: sqlite (AGENT.db in --data-dir), sqlite:PATH, postgres:DSN (or a postgres:// URL),\n"+
 		"or memory (gone at exit)")
+	fs.StringVar(&cfg.storeSchema, "store-schema", "", "with PostgreSQL: the `SCHEMA` of the tasks, created if missing, taken as written; replicas of an agent\n"+
+		"share the schema they are given (default: the DSN's search_path if it sets one, else a2a_AGENT after the agent card's name)")
 	fs.StringVar(&cfg.dataDir, "data-dir", defaultDataDir(), "directory of a2a's own files, such as the default SQLite store (AGENT.db, after the agent card's name)")
 	fs.StringVar(&cfg.durability, "durability", "process", "with SQLite: process (a stored update survives a crash of the process) or power (it also\n"+
 		"survives a power cut or an OS crash, at the cost of an fsync per group commit)")
@@ -279,6 +283,14 @@ func (cfg *serveConfig) validate() error {
 	sp, err := parseStoreSpec(cfg.store)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--store: %w", err))
+	}
+	if cfg.set["store-schema"] {
+		if serr := checkSchema(cfg.storeSchema); serr != nil {
+			errs = append(errs, serr)
+		} else if err == nil && sp.kind != storePostgres {
+			errs = append(errs, fmt.Errorf("--store-schema applies to the PostgreSQL store, not %s", sp.kind))
+		}
+		sp.schema, sp.schemaBy = cfg.storeSchema, schemaByFlag
 	}
 	cfg.storeSpec = sp
 	if cfg.durability != "process" && cfg.durability != "power" {

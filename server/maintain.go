@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -43,11 +44,19 @@ type Resumer interface {
 	Resume(ctx context.Context, req *Request, w *Writer) error
 }
 
-// Status messages of recovered tasks.
-const (
-	restartText = "The server restarted before the task finished; the task was not resumed."
-	resumeText  = "The server restarted; the agent resumed the task."
-)
+// stoppedRunner is the status message of a task whose process stopped
+// before it finished (runner names the process, when the store knows it):
+// failed, or resumed by the agent.
+func stoppedRunner(runner string, resumed bool) string {
+	who := "The server process that ran the task"
+	if runner != "" {
+		who = "The replica that ran the task, " + strconv.Quote(runner) + ","
+	}
+	if resumed {
+		return who + " stopped before the task finished; the agent resumed the task."
+	}
+	return who + " stopped before the task finished; the task was not resumed."
+}
 
 // Defaults of the maintenance loop.
 const (
@@ -188,7 +197,7 @@ func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (recover
 	taken := func(err error) bool { return errors.Is(err, store.ErrConflict) || errors.Is(err, ErrTaskClosed) }
 	r, canResume := h.agent.(Resumer)
 	if canResume && !h.isClosed() {
-		if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateWorking, resumeText)}); err != nil {
+		if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateWorking, stoppedRunner(ref.Runner, true))}); err != nil {
 			if taken(err) {
 				return skipped, nil
 			}
@@ -202,18 +211,18 @@ func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (recover
 				lt.execs = make(map[*execution]struct{})
 			}
 			lt.execs[exec] = struct{}{}
-			h.log.Info("resumed a task orphaned by a restart", "task", t.ID)
+			h.log.Info("resumed a task whose process stopped", "task", t.ID, "replica", ref.Runner)
 			return resumed, nil
 		}
 		// Closed meanwhile: fail it as below.
 	}
-	if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateFailed, restartText)}); err != nil {
+	if err := h.tryAppendLocked(ctx, lt, []a2a.Event{status(a2a.TaskStateFailed, stoppedRunner(ref.Runner, false))}); err != nil {
 		if taken(err) {
 			return skipped, nil
 		}
 		return skipped, fmt.Errorf("server: failing orphaned task %s: %w", t.ID, err)
 	}
-	h.log.Warn("failed a task orphaned by a restart", "task", t.ID, "was", t.Status.State)
+	h.log.Warn("failed a task whose process stopped", "task", t.ID, "was", t.Status.State, "replica", ref.Runner)
 	return failed, nil
 }
 

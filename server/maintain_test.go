@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +63,7 @@ func (s *crashedStore) leave(t *testing.T, scope store.Scope, id string, states 
 		task = &next
 	}
 	s.mu.Lock()
-	s.orphans = append(s.orphans, store.TaskRef{Scope: scope, ID: id})
+	s.orphans = append(s.orphans, store.TaskRef{Scope: scope, ID: id, Runner: "web-2:4242"})
 	s.mu.Unlock()
 }
 
@@ -83,8 +82,9 @@ func TestRecoveryFailsOrphans(t *testing.T) {
 	ctx := server.WithPrincipal(testCtx(t), "alice")
 	for _, id := range []string{"submitted", "working"} {
 		task := waitState(t, h, ctx, id, a2a.TaskStateFailed)
-		if msg := task.Status.Message; msg == nil || !strings.Contains(msg.Text(), "restarted") {
-			t.Errorf("task %s failed with status message %v, want one saying the server restarted", id, msg)
+		want := `The replica that ran the task, "web-2:4242", stopped before the task finished; the task was not resumed.`
+		if msg := task.Status.Message; msg == nil || msg.Text() != want {
+			t.Errorf("task %s failed with status message %v, want %q", id, msg, want)
 		}
 	}
 	// The pass goes on to bob's task after alice's: wait for it too.
@@ -162,7 +162,7 @@ func TestRecoveryResumes(t *testing.T) {
 	for _, m := range task.History {
 		texts = append(texts, m.Text())
 	}
-	if !slices.Contains(texts, "The server restarted; the agent resumed the task.") {
+	if !slices.Contains(texts, `The replica that ran the task, "web-2:4242", stopped before the task finished; the agent resumed the task.`) {
 		t.Errorf("history %q does not say the task was resumed", texts)
 	}
 }

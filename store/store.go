@@ -154,6 +154,10 @@ type TaskRef struct {
 	// that whoever recovers the task can append after exactly that point
 	// and learn from a conflict that another process got there first.
 	Seq int64
+	// Runner names the process that last wrote the task and is gone (a
+	// replica's name, by default its host and process id), or is empty
+	// when the store does not know it.
+	Runner string
 }
 
 // Maintainer is implemented by stores that keep tasks beyond one request:

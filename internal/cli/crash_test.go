@@ -278,7 +278,7 @@ func crashTest(t *testing.T, storeArg string, verify func(t *testing.T)) {
 		case !got.Terminal():
 			t.Errorf("task %s is %v after recovery", id, got)
 		case !s.state.Terminal() && got == a2a.TaskStateFailed:
-			if m := task.Status.Message; m != nil && strings.Contains(m.Text(), "restarted") {
+			if m := task.Status.Message; m != nil && strings.Contains(m.Text(), "stopped before the task finished") {
 				recovered++
 			}
 		}

@@ -198,7 +198,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	s.metrics.agents = s.agent.running
 	s.metrics.ready = s.ready.Load
 	cfg.storeSpec = cfg.storeSpec.resolve(cfg.dataDir, card.Name)
-	if s.store, err = cfg.storeSpec.open(context.Background(), storeOptions{durability: cfg.durability, log: s.log}); err != nil {
+	if s.store, err = cfg.storeSpec.open(context.Background(), storeOptions{durability: cfg.durability, replica: cfg.replica, lease: cfg.lease, log: s.log}); err != nil {
 		return nil, err
 	}
 	opts := []server.Option{
@@ -215,6 +215,9 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	}
 	if cfg.retention > 0 {
 		opts = append(opts, server.WithRetention(cfg.retention))
+	}
+	if cfg.maintenance > 0 {
+		opts = append(opts, server.WithMaintenanceInterval(cfg.maintenance))
 	}
 	if s.h, err = server.NewHandler(card, s.agent, opts...); err != nil {
 		return nil, err

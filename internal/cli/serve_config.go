@@ -41,9 +41,13 @@ type serveConfig struct {
 	dataDir    string
 	durability string
 	retention  time.Duration
-	maxBody    int64
-	apiKey     apiKeysFlag       // as given; checked by validate
-	apiKeys    map[string]string // key -> principal, made by validate
+	// Replicas (docs/serve.md, "Running several replicas").
+	replica     string
+	lease       time.Duration
+	maintenance time.Duration
+	maxBody     int64
+	apiKey      apiKeysFlag       // as given; checked by validate
+	apiKeys     map[string]string // key -> principal, made by validate
 
 	storeSchema string // --store-schema, checked by validate; storeSpec holds it
 
@@ -98,6 +102,11 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.durability, "durability", "process", "with SQLite: process (a stored update survives a crash of the process) or power (it also\n"+
 		"survives a power cut or an OS crash, at the cost of an fsync per group commit)")
 	fs.DurationVar(&cfg.retention, "retention", 0, "delete finished tasks this long after their last update, such as 720h; 0 keeps them")
+	fs.StringVar(&cfg.replica, "replica", "", "the `NAME` of this server among the replicas sharing its store, as the status message of a task it\n"+
+		"leaves unfinished says when another replica takes the task over (default: HOST:PID)")
+	fs.DurationVar(&cfg.lease, "lease", 30*time.Second, "with a durable store: how long a replica that stops answering (a lost host) keeps its running tasks\n"+
+		"before another takes them over; every replica sharing a store needs the same value")
+	fs.DurationVar(&cfg.maintenance, "maintenance-interval", 15*time.Second, "how often the server looks for tasks whose replica stopped, and for finished tasks past --retention")
 	fs.Int64Var(&cfg.maxBody, "max-body", 10<<20, "largest request body accepted, in bytes")
 	fs.Var(&cfg.apiKey, "api-key", "admit requests to the A2A bindings that carry `PRINCIPAL=KEY`'s key in the X-API-Key header, as PRINCIPAL\n"+
 		"(repeatable; a principal may have several keys, a key only one principal). The agent card and /healthz,\n"+
@@ -297,6 +306,12 @@ func (cfg *serveConfig) validate() error {
 		errs = append(errs, fmt.Errorf("--durability must be process or power, got %q", cfg.durability))
 	} else if cfg.set["durability"] && err == nil && sp.kind != storeSQLite {
 		errs = append(errs, fmt.Errorf("--durability applies to the SQLite store, not %s", sp.kind))
+	}
+	if cfg.lease <= 0 {
+		errs = append(errs, fmt.Errorf("--lease must be positive, such as 30s, got %v", cfg.lease))
+	}
+	if cfg.maintenance <= 0 {
+		errs = append(errs, fmt.Errorf("--maintenance-interval must be positive, such as 15s, got %v", cfg.maintenance))
 	}
 	if cfg.retention < 0 {
 		errs = append(errs, fmt.Errorf("--retention must not be negative, got %v", cfg.retention))

@@ -271,7 +271,9 @@ func defaultDataDir() string {
 
 // storeOptions are the settings of the durable stores.
 type storeOptions struct {
-	durability string // "process" or "power"
+	durability string        // "process" or "power"
+	replica    string        // the name of this process among those sharing the store
+	lease      time.Duration // see lease.Runner; 0 for the default
 	log        *slog.Logger
 }
 
@@ -296,7 +298,7 @@ func (sp *storeSpec) open(ctx context.Context, o storeOptions) (store.Store, err
 		if o.durability == "power" {
 			d = sqlite.PowerLoss
 		}
-		st, err := sqlite.Open(ctx, path, sqlite.Options{Durability: d, Logger: o.log})
+		st, err := sqlite.Open(ctx, path, sqlite.Options{Durability: d, Replica: o.replica, LeaseTTL: o.lease, Logger: o.log})
 		if err != nil {
 			return nil, fmt.Errorf("opening the SQLite store %s: %w", path, err)
 		}
@@ -304,7 +306,7 @@ func (sp *storeSpec) open(ctx context.Context, o storeOptions) (store.Store, err
 	case storePostgres:
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		st, err := postgres.Open(ctx, sp.arg, postgres.Options{Schema: sp.schema, Logger: o.log})
+		st, err := postgres.Open(ctx, sp.arg, postgres.Options{Schema: sp.schema, Replica: o.replica, LeaseTTL: o.lease, Logger: o.log})
 		if err != nil {
 			return nil, fmt.Errorf("opening the PostgreSQL store %s: %w%s", redactDSN(sp.arg), err, sp.openHint(ctx, err))
 		}

@@ -11,6 +11,7 @@ package lease
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ const DefaultTTL = 30 * time.Second
 
 // Runner is one process's registration with a store.
 type Runner struct {
+	// ID is random, then "@" and the runner's name (see Self), so that
+	// whoever finds the runner's tasks orphaned can say which process
+	// left them.
 	ID string
 	// Host names the process table the PID belongs to: the host name,
 	// and on Linux the kernel's boot id and the PID namespace, so that
@@ -32,10 +36,23 @@ type Runner struct {
 	PID  int
 }
 
-// Self returns a new runner for this process. Each store opened by the
-// process gets its own id.
-func Self() Runner {
-	return Runner{ID: uuid.New(), Host: hostIdentity(), PID: os.Getpid()}
+// Self returns a new runner for this process, called name (by default
+// the host name and the process id, "web-1:4242"). Each store opened by
+// the process gets its own id.
+func Self(name string) Runner {
+	pid := os.Getpid()
+	if name == "" {
+		host, _ := os.Hostname()
+		name = host + ":" + strconv.Itoa(pid)
+	}
+	return Runner{ID: uuid.New() + "@" + name, Host: hostIdentity(), PID: pid}
+}
+
+// Name returns the name of the runner with the given id, and "" for an id
+// of a release that named no runner.
+func Name(id string) string {
+	_, name, _ := strings.Cut(id, "@")
+	return name
 }
 
 // hostIdentity is the host name, plus where available the boot id and the

@@ -9,7 +9,7 @@ import (
 )
 
 func TestDead(t *testing.T) {
-	self := Self()
+	self := Self("")
 	now := time.Now()
 	fresh := now.Add(-time.Second)
 	stale := now.Add(-time.Minute)
@@ -45,14 +45,14 @@ func TestDead(t *testing.T) {
 
 func TestSelfNamesTheProcessTable(t *testing.T) {
 	host, _ := os.Hostname()
-	self := Self()
+	self := Self("")
 	if !strings.HasPrefix(self.Host, host) {
 		t.Errorf("Host %q does not start with the host name %q", self.Host, host)
 	}
 	if _, err := os.Stat("/proc/self/ns/pid"); err == nil && !strings.Contains(self.Host, "pid:[") {
 		t.Errorf("Host %q lacks the PID namespace", self.Host)
 	}
-	if Self().Host != self.Host || Self().ID == self.ID {
+	if Self("").Host != self.Host || Self("").ID == self.ID {
 		t.Error("two runners of one process should share the host and differ in id")
 	}
 }

@@ -104,10 +104,12 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 		return nil, fmt.Errorf("postgres: finding orphans: %w", err)
 	}
 	var (
-		refs []store.TaskRef
-		ref  store.TaskRef
+		refs   []store.TaskRef
+		ref    store.TaskRef
+		runner string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq, &runner}, func() error {
+		ref.Runner = lease.Name(runner)
 		refs = append(refs, ref)
 		return nil
 	})

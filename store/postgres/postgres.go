@@ -47,6 +47,11 @@ type Options struct {
 	// by it, so every process sharing a schema should use the same value.
 	// Zero means lease.DefaultTTL (30 s).
 	LeaseTTL time.Duration
+	// Replica names this process among those that share the schema: in
+	// the runners table, and in the status message of the tasks it
+	// leaves unfinished when it stops, which another replica fails or
+	// resumes. Empty means the host name and the process id.
+	Replica string
 	// Logger receives the failures of background work (heartbeats). Nil
 	// discards them.
 	Logger *slog.Logger
@@ -174,7 +179,7 @@ func open(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, error)
 		schema:  schema,
 		channel: channel,
 		q:       newQueries(pgx.Identifier{schema}.Sanitize()),
-		self:    lease.Self(),
+		self:    lease.Self(opts.Replica),
 		ttl:     ttl,
 		log:     log.With("store", "postgres", "schema", schema),
 		done:    make(chan struct{}),
@@ -411,7 +416,7 @@ SELECT count(*) FROM t`),
 		// stays.
 		reapDead: r.Replace(`DELETE FROM {runners} r USING unnest($1::text[], $2::bigint[]) AS d(id, heartbeat)
 	WHERE r.id = d.id AND r.heartbeat = d.heartbeat`),
-		orphans: r.Replace(`SELECT tenant, owner, id, seq FROM {tasks} t
+		orphans: r.Replace(`SELECT tenant, owner, id, seq, runner FROM {tasks} t
 	WHERE state = ANY($1) AND runner <> $2
 	AND NOT EXISTS (SELECT 1 FROM {runners} r WHERE r.id = t.runner)
 	ORDER BY status_ts, id

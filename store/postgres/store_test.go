@@ -283,7 +283,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	ctx := t.Context()
 	schema := newSchema(t)
 	const ttl = time.Second
-	a := openStore(t, schema, postgres.Options{LeaseTTL: ttl})
+	a := openStore(t, schema, postgres.Options{LeaseTTL: ttl, Replica: "web-1"})
 	b := openStore(t, schema, postgres.Options{LeaseTTL: ttl})
 	unfinished := []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking}
 
@@ -300,7 +300,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	}
 
 	a.Crash()
-	want := []store.TaskRef{{Scope: scopeA, ID: "w", Seq: 1}, {Scope: scopeB, ID: "s", Seq: 1}}
+	want := []store.TaskRef{{Scope: scopeA, ID: "w", Seq: 1, Runner: "web-1"}, {Scope: scopeB, ID: "s", Seq: 1, Runner: "web-1"}}
 	var refs []store.TaskRef
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		var err error
@@ -337,7 +337,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	host := lease.Self().Host
+	host := lease.Self("").Host
 	admin := adminPool(t)
 	if _, err := admin.Exec(ctx, "INSERT INTO "+pgx.Identifier{schema, "runners"}.Sanitize()+
 		" (id, host, pid, heartbeat) VALUES ('ghost', $1, $2, (extract(epoch FROM now()) * 1000)::bigint)", host, cmd.Process.Pid); err != nil {
@@ -347,7 +347,8 @@ func TestOrphansAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := openStore(t, schema, postgres.Options{})
-	want = []store.TaskRef{{Scope: scopeA, ID: "mine", Seq: 1}, {Scope: scopeB, ID: "s", Seq: 1}}
+	// ghost, an id of an older release, names no replica.
+	want = []store.TaskRef{{Scope: scopeA, ID: "mine", Seq: 1}, {Scope: scopeB, ID: "s", Seq: 1, Runner: "web-1"}}
 	if refs, err := c.Orphans(ctx, unfinished, 10); err != nil || !slices.Equal(refs, want) {
 		t.Errorf("Orphans with a runner whose process is gone = %v, %v; want %v", refs, err, want)
 	}

@@ -112,12 +112,14 @@ func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) 
 	var refs []store.TaskRef
 	for rows.Next() {
 		var (
-			ref store.TaskRef
-			ts  int64
+			ref    store.TaskRef
+			ts     int64
+			runner string
 		)
-		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq, &ts); err != nil {
+		if err := rows.Scan(&ref.Scope.Tenant, &ref.Scope.Owner, &ref.ID, &ref.Seq, &ts, &runner); err != nil {
 			return nil, fmt.Errorf("sqlite: finding orphans: %w", err)
 		}
+		ref.Runner = lease.Name(runner)
 		refs = append(refs, ref)
 	}
 	if err := rows.Err(); err != nil {
@@ -202,7 +204,7 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 // byState.
 func orphansSQL(n int) string {
 	return byState(n, func(i int) string {
-		return fmt.Sprintf(`SELECT tenant, owner, id, seq, status_ts FROM tasks
+		return fmt.Sprintf(`SELECT tenant, owner, id, seq, status_ts, runner FROM tasks
 	WHERE state = ?%d AND runner <> ?%d AND runner NOT IN (SELECT id FROM runners)`, i, n+1)
 	}, fmt.Sprintf("ORDER BY status_ts, id LIMIT ?%d", n+2))
 }

@@ -83,6 +83,11 @@ type Options struct {
 	// that one transaction commits together. Zero means DefaultMaxBatch;
 	// 1 turns group commit off.
 	MaxBatch int
+	// Replica names this process among those that open the file: in the
+	// runners table, and in the status message of the tasks it leaves
+	// unfinished when it stops. Empty means the host name and the
+	// process id.
+	Replica string
 	// Logger receives the failures of background work (heartbeats). Nil
 	// discards them.
 	Logger *slog.Logger
@@ -180,7 +185,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s := &Store{
 		path:          path,
-		self:          lease.Self(),
+		self:          lease.Self(opts.Replica),
 		ttl:           cmp.Or(opts.LeaseTTL, lease.DefaultTTL),
 		maxBatch:      cmp.Or(opts.MaxBatch, DefaultMaxBatch),
 		log:           opts.Logger,

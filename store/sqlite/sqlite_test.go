@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -335,7 +336,7 @@ func TestCanceledWrites(t *testing.T) {
 func TestOrphansAfterCrash(t *testing.T) {
 	path := newPath(t)
 	const ttl = 300 * time.Millisecond
-	crashed, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	crashed, err := sqlite.Open(t.Context(), path, sqlite.Options{Replica: "web-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestOrphansAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.TaskRef{{Scope: other, ID: "submitted", Seq: 1}, {Scope: scope, ID: "working", Seq: 1}} // oldest first
+	want := []store.TaskRef{{Scope: other, ID: "submitted", Seq: 1, Runner: "web-1"}, {Scope: scope, ID: "working", Seq: 1, Runner: "web-1"}} // oldest first
 	if !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, want %v", refs, want)
 	}
@@ -394,6 +395,8 @@ func TestOrphansDeadProcess(t *testing.T) {
 	}
 	create(t, crashed, scope, newTask("working", a2a.TaskStateWorking, 0))
 	crashed.Crash()
+	host, _ := os.Hostname()
+	runner := host + ":" + strconv.Itoa(os.Getpid()) // the default name
 	// Make the crashed store's runner look like a process that exited.
 	cmd := exec.Command("true")
 	if _, err := exec.LookPath("true"); err != nil {
@@ -410,7 +413,7 @@ func TestOrphansDeadProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1}}; !slices.Equal(refs, want) {
+	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1, Runner: runner}}; !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, want %v", refs, want)
 	}
 }
@@ -419,7 +422,7 @@ func TestOrphansDeadProcess(t *testing.T) {
 // tasks over at once.
 func TestCloseRemovesRunner(t *testing.T) {
 	path := newPath(t)
-	first, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	first, err := sqlite.Open(t.Context(), path, sqlite.Options{Replica: "web-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +442,7 @@ func TestCloseRemovesRunner(t *testing.T) {
 	}
 	s := openStore(t, path, sqlite.Options{})
 	refs, err := s.Orphans(t.Context(), []a2a.TaskState{a2a.TaskStateWorking}, 10)
-	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1}}; err != nil || !slices.Equal(refs, want) {
+	if want := []store.TaskRef{{Scope: scope, ID: "working", Seq: 1, Runner: "web-2"}}; err != nil || !slices.Equal(refs, want) {
 		t.Errorf("Orphans = %v, %v; want %v", refs, err, want)
 	}
 }

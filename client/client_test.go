@@ -368,9 +368,19 @@ func TestAllTasks(t *testing.T) {
 			rec := &recorder{}
 			ts := newTestServer(t, serverOpts{wrap: rec.wrap})
 			c := newClient(t, ts.URL, b)
+			// Blocking sends: each task has ended, and keeps its place in
+			// the list, before the next is sent. Sent with
+			// returnImmediately, the last tasks were still working on a
+			// loaded machine when the pages were read, and moved to the
+			// front as they completed, between ListTasks and AllTasks's
+			// pages.
 			want := map[string]bool{}
 			for i := range 120 {
-				want[send(t, c, "task "+string(rune('a'+i%26)), true).ID] = true
+				task := send(t, c, "task "+string(rune('a'+i%26)), false)
+				if !task.Status.State.Terminal() {
+					t.Fatalf("a blocking send returned task %s %v", task.ID, task.Status.State)
+				}
+				want[task.ID] = true
 			}
 			first, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{PageSize: a2a.Ptr[int32](50)})
 			if err != nil {

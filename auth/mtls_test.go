@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -337,9 +338,12 @@ func (ms *mtlsServer) client(certs ...tls.Certificate) *http.Client {
 // with its body read, or the error of the exchange.
 func (ms *mtlsServer) call(t *testing.T, c *http.Client, binding string) (*http.Response, string, error) {
 	t.Helper()
-	url, body := ms.srv.URL+a2ahttp.JSONRPCPath, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+	// Each call is a new message: a messageId sent again is a retry of
+	// the first message with it, answered without running the agent.
+	msg := `{"message":{"messageId":"m` + strconv.FormatInt(callIDs.Add(1), 10) + `","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+	url, body := ms.srv.URL+a2ahttp.JSONRPCPath, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":`+msg+`}`
 	if binding == a2a.BindingHTTPJSON {
-		url, body = ms.srv.URL+a2ahttp.RESTPath+"/message:send", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+		url, body = ms.srv.URL+a2ahttp.RESTPath+"/message:send", msg
 	}
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -355,6 +359,9 @@ func (ms *mtlsServer) call(t *testing.T, c *http.Client, binding string) (*http.
 	b, err := io.ReadAll(resp.Body)
 	return resp, string(b), err
 }
+
+// callIDs numbers the messages of mtlsServer.call.
+var callIDs atomic.Int64
 
 // taskID finds the task's id in a SendMessage response of either binding.
 func taskID(t *testing.T, binding, body string) string {

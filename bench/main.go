@@ -37,10 +37,11 @@
 //	go run ./bench -push -rounds 3    # = -targets goa2a-chunks,goa2a-push
 //	go run ./bench -push -chunks 2 -pushwait=false
 //
-// Three more modes measure streaming instead of -targets; each prints its
+// Four more modes measure streaming instead of -targets; each prints its
 // own table (or -json), and exits 1 if a run failed or a check did not hold.
-// They serve benchAgent (bench/streamutil.go) behind the JSON-RPC binding
-// on 127.0.0.1, with a fresh store per run.
+// They serve benchAgent (bench/streamutil.go; -replicas a stamping agent
+// of its own) behind the JSON-RPC binding on 127.0.0.1, with a fresh store
+// per run.
 //
 // -stream (bench/stream.go): one task streams N artifact chunks (16-byte
 // text parts of one artifact) to one SendStreamingMessage client, server
@@ -70,6 +71,19 @@
 //
 //	go run ./bench -fanout -stores memory,sqlite
 //	go run ./bench -fanout -subscribers 2000 -fanchunks 500 -rounds 3
+//
+// -replicas (bench/replicas.go): replicas A and B, two Handlers on two
+// stores of one set of tasks (PostgreSQL: two Stores on one fresh schema,
+// each with its own LISTEN connection, as two processes), each behind
+// JSON-RPC on its own listener; an agent on A writes a task's chunks,
+// -replevents paced by -reppace and -repflat flat out, each stamped with
+// the time it was written, and one SubscribeToTask client on B (A->B) or
+// on A (A->A, the baseline) takes the time each arrives: latency p50, p99
+// and max, and events/s of one task followed, every chunk checked to
+// arrive once and in order:
+//
+//	go run ./bench -replicas -rounds 3                     # memory,sqlite,postgres
+//	go run ./bench -replicas -stores postgres -reppace 2ms -replevents 5000
 //
 // The output starts with the Go version, GOMAXPROCS, CPU model and date so
 // it can be pasted as is into docs/performance.md.
@@ -167,7 +181,7 @@ func main() {
 		targets     = flag.String("targets", "bare,goa2a", "comma-separated targets to drive, in order: bare, goa2a, goa2a-rest, goa2a-grpc, goa2a-forget, goa2a-sqlite, goa2a-postgres, goa2a-chunks, goa2a-push")
 		pushMode    = flag.Bool("push", false, "measure webhook delivery: drive goa2a-chunks and goa2a-push (overrides -targets)")
 		text        = flag.String("text", "hello, agent", "text of every message")
-		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator; with -stream, server and client) to `file`")
+		cpuprofile  = flag.String("cpuprofile", "", "write a CPU profile of the whole process (servers and load generator; with -stream and -replicas, servers and client) to `file`")
 		memprofile  = flag.String("memprofile", "", "write an allocation profile of the whole process to `file` at the end")
 	)
 	flag.IntVar(&pushChunks, "chunks", pushChunks, "artifact chunks per task of goa2a-chunks and goa2a-push")
@@ -179,9 +193,13 @@ func main() {
 		streamMode      = flag.Bool("stream", false, "mode: one task streams N artifact chunks to one client, per store and -chunkcounts (bench/stream.go)")
 		streamsMode     = flag.Int("streams", 0, "mode: server memory per open SubscribeToTask stream, with this many streams open (bench/streams.go)")
 		fanoutMode      = flag.Bool("fanout", false, "mode: server CPU per chunk per subscriber of one task (bench/fanout.go)")
-		stores          = flag.String("stores", "", "-stream, -streams, -fanout: comma-separated stores: memory, sqlite, postgres (default memory,sqlite,postgres for -stream, memory,sqlite otherwise)")
+		replicasMode    = flag.Bool("replicas", false, "mode: latency and events/s of one task's events appended on one replica and followed on another, beside one replica (bench/replicas.go)")
+		repEvents       = flag.Int("replevents", 2000, "-replicas: chunks of a paced run (0: no paced runs)")
+		repPace         = flag.Duration("reppace", time.Millisecond, "-replicas: the agent's sleep after each chunk of a paced run")
+		repFlat         = flag.Int("repflat", 10000, "-replicas: chunks of a flat-out run (0: no flat-out runs)")
+		stores          = flag.String("stores", "", "-stream, -streams, -fanout, -replicas: comma-separated stores: memory, sqlite, postgres (default memory,sqlite,postgres for -stream and -replicas, memory,sqlite otherwise)")
 		chunkCounts     = flag.String("chunkcounts", "1000,4000,16000", "-stream: comma-separated chunk counts")
-		streamTimeout   = flag.Duration("streamtimeout", 300*time.Second, "-stream: stop a run that takes longer; -streams, -fanout: the limit of one store's (or row's) run")
+		streamTimeout   = flag.Duration("streamtimeout", 300*time.Second, "-stream: stop a run that takes longer; -streams, -fanout, -replicas: the limit of one store's (or row's, or run's) run")
 		streamTasks     = flag.Int("streamtasks", 100, "-streams: tasks the streams are spread over")
 		streamOpeners   = flag.Int("streamopeners", 32, "-streams, -fanout: connections being opened at once")
 		streamSettle    = flag.Duration("streamsettle", time.Second, "-streams: wait before each memory sample")
@@ -192,9 +210,13 @@ func main() {
 		childCPUProfile = flag.String("childcpuprofile", "", "-fanout: write the child's CPU profile from the go signal to the last frame to `file` (store, subscribers and round are added with several runs)")
 	)
 	flag.Parse()
-	if modes := btoi(*streamMode) + btoi(*streamsMode != 0) + btoi(*fanoutMode); modes > 0 {
+	if modes := btoi(*streamMode) + btoi(*streamsMode != 0) + btoi(*fanoutMode) + btoi(*replicasMode); modes > 0 {
 		if modes > 1 {
-			fmt.Fprintln(os.Stderr, "bench: -stream, -streams and -fanout are separate modes: give one")
+			fmt.Fprintln(os.Stderr, "bench: -stream, -streams, -fanout and -replicas are separate modes: give one")
+			os.Exit(2)
+		}
+		if *repEvents < 0 || *repFlat < 0 || *repEvents+*repFlat == 0 || *repPace < 0 {
+			fmt.Fprintln(os.Stderr, "bench: -replevents and -repflat must not be negative, nor both 0; -reppace must not be negative")
 			os.Exit(2)
 		}
 		if *rounds < 1 || *streamTimeout <= 0 || *streamsMode < 0 || *streamTasks < 1 || *streamOpeners < 1 || *subscribers < 1 || *fanChunks < 1 {
@@ -202,7 +224,7 @@ func main() {
 			os.Exit(2)
 		}
 		defStores := "memory,sqlite"
-		if *streamMode {
+		if *streamMode || *replicasMode {
 			defStores = "memory,sqlite,postgres"
 		}
 		storeList := splitList(cmp.Or(*stores, defStores))
@@ -225,6 +247,9 @@ func main() {
 				counts = append(counts, n)
 			}
 			err = runStreamMode(streamOptions{stores: storeList, counts: counts, rounds: *rounds, timeout: *streamTimeout, asJSON: *asJSON, cpuprofile: *cpuprofile})
+		case *replicasMode:
+			err = runReplicasMode(replicasOptions{stores: storeList, events: *repEvents, pace: *repPace, flat: *repFlat, rounds: *rounds,
+				paths: []string{pathSame, pathOther}, timeout: *streamTimeout, asJSON: *asJSON, cpuprofile: *cpuprofile})
 		case *streamsMode != 0:
 			err = runStreamsMode(streamsOptions{stores: storeList, streams: *streamsMode, tasks: *streamTasks, timeout: *streamTimeout,
 				asJSON: *asJSON, memprofile: *childMemProfile, openers: *streamOpeners, settle: *streamSettle, childExitWait: 30 * time.Second})

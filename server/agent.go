@@ -128,7 +128,7 @@ func (w *Writer) ReplyMessage(ctx context.Context, m *a2a.Message) error {
 	msg.TaskID = ""
 	msg.Role = a2a.RoleAgent
 	w.replied = true
-	w.ex.resolve(exchangeResult{reply: &msg})
+	w.ex.resolve(w.h.recordReply(ctx, w.ex, &msg)) // idempotent.go
 	return nil
 }
 

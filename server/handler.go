@@ -40,6 +40,7 @@ type Handler struct {
 	limits *limiter // see limits.go
 
 	retention     time.Duration // 0: keep finished tasks
+	messageTTL    time.Duration // how long client message ids are remembered (idempotent.go)
 	maintainEvery time.Duration // < 0: no background maintenance
 	maintenance   sync.WaitGroup
 
@@ -56,6 +57,9 @@ type Handler struct {
 	followers  sync.WaitGroup
 	stopFeed   func()
 	followPoll time.Duration // < 0: no poll
+	// retryBase and retryMax are the first and the longest wait before
+	// storing again while the store is unavailable.
+	retryBase, retryMax time.Duration
 }
 
 // Option configures a [Handler].
@@ -185,6 +189,8 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 
 		maintainEvery: DefaultMaintenanceInterval,
 		followPoll:    DefaultFollowPoll,
+		retryBase:     50 * time.Millisecond,
+		retryMax:      5 * time.Second,
 
 		extendedMaxAge: DefaultExtendedCardMaxAge,
 	}

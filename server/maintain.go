@@ -103,6 +103,9 @@ type MaintenanceReport struct {
 	Failed  int // orphaned tasks finished as failed
 	Resumed int // orphaned tasks handed back to a Resumer
 	Expired int // finished tasks deleted by retention
+	// Forgotten counts the client message ids deleted because they were
+	// recorded longer ago than they are kept for (idempotent.go).
+	Forgotten int
 }
 
 // Maintain runs one pass of crash recovery and retention and reports what
@@ -116,6 +119,13 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 		return rep, nil
 	}
 	var errs []error
+	// This process's own tasks first: those its agents left unfinished
+	// that the store would not take the failure of (failSettled).
+	n, err := h.retryUnsettled()
+	rep.Failed += n
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for {
 		refs, err := m.Orphans(ctx, unfinished, maintainBatch)
 		if err != nil {
@@ -140,6 +150,23 @@ func (h *Handler) Maintain(ctx context.Context) (MaintenanceReport, error) {
 		// A batch with no progress would come back the same: stop.
 		if len(refs) < maintainBatch || progress == 0 {
 			break
+		}
+	}
+	// Message ids first: none then names a task that retention deletes
+	// below (they are kept no longer than finished tasks). The store
+	// dates them by its clock, the real one, not the Handler's.
+	if ms := h.messages(); ms != nil {
+		cutoff := time.Now().Add(-h.messageRetention())
+		for {
+			n, err := ms.ForgetMessages(ctx, cutoff, forgetBatch)
+			rep.Forgotten += n
+			if err != nil {
+				errs = append(errs, fmt.Errorf("server: forgetting message ids: %w", err))
+				break
+			}
+			if n < forgetBatch {
+				break
+			}
 		}
 	}
 	if h.retention > 0 {
@@ -249,7 +276,7 @@ func (h *Handler) maintainLoop() {
 			h.log.Error("maintenance pass", "err", err)
 		}
 		if rep != (MaintenanceReport{}) {
-			h.log.Info("maintenance pass", "failed_orphans", rep.Failed, "resumed_orphans", rep.Resumed, "expired", rep.Expired)
+			h.log.Info("maintenance pass", "failed_orphans", rep.Failed, "resumed_orphans", rep.Resumed, "expired", rep.Expired, "forgotten_message_ids", rep.Forgotten)
 		}
 		select {
 		case <-h.baseCtx.Done():

@@ -34,6 +34,11 @@ type exchange struct {
 	scope      store.Scope
 	pushConfig *a2a.TaskPushNotificationConfig
 	exec       *execution
+	// msgID and digest are the client message's id and digest, which its
+	// task or reply is recorded with; msgID is "" when the store records
+	// no message ids (idempotent.go).
+	msgID  string
+	digest []byte
 
 	once  sync.Once
 	ready chan struct{}
@@ -165,7 +170,9 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 			historyLength = req.Configuration.HistoryLength
 		}
 		first := StreamEvent{ID: eventID(res.lt.id, res.seq), Event: present(res.task, historyLength, true)}
-		if !yield(first, nil) {
+		if s := res.task.Status.State; !yield(first, nil) || s.Terminal() || s == a2a.TaskStateInputRequired {
+			// A retry (idempotent.go) may find the task where its
+			// stream ends: the task is then the one frame.
 			res.lt.unsubscribe(res.sub)
 			return
 		}
@@ -322,8 +329,21 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 	if req.Configuration != nil {
 		pushConfig = req.Configuration.TaskPushNotificationConfig
 	}
+	// A message the store has a record of is a retry: it gets what the
+	// first attempt got (idempotent.go).
+	if rec, known, err := h.recall(ctx, scope, req.Message); err != nil || known {
+		if err != nil {
+			return exchangeResult{}, err
+		}
+		return h.replay(ctx, scope, req.Message, rec, buffer)
+	}
 	if msg.TaskID != "" {
-		return h.continueTask(ctx, scope, r, pushConfig, buffer)
+		res, err := h.continueTask(ctx, scope, r, pushConfig, buffer)
+		if used := usedError(err); used != nil {
+			// Another attempt with this id came first.
+			return h.replay(ctx, scope, req.Message, used.Record, buffer)
+		}
+		return res, err
 	}
 	r.TaskID = h.newID()
 	r.ContextID = msg.ContextID
@@ -332,6 +352,9 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 	}
 	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
 	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
+	if h.messages() != nil {
+		ex.msgID, ex.digest = msg.MessageID, messageDigest(&msg)
+	}
 	if err := h.admitTask(ctx, ex.exec, true); err != nil {
 		return exchangeResult{}, err
 	}
@@ -341,7 +364,6 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 	}
 	select {
 	case <-ex.ready:
-		return ex.res, ex.res.err
 	case <-ctx.Done():
 		// Settle the exchange so that a task the agent starts later
 		// attaches no subscriber for a caller who is gone.
@@ -349,8 +371,16 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 		if ex.resolve(exchangeResult{err: err}) {
 			return exchangeResult{}, err
 		}
-		return ex.res, ex.res.err // the agent got there first
+		// The agent got there first.
 	}
+	if used := usedError(ex.res.err); used != nil {
+		// Another attempt with this id recorded it first (its task, or
+		// its reply): this one's task was never stored, and its agent
+		// stops. The caller gets the other's answer.
+		ex.exec.cancel()
+		return h.replay(ctx, scope, req.Message, used.Record, buffer)
+	}
+	return ex.res, ex.res.err
 }
 
 // continueTask appends a client message to a non-terminal task and calls the
@@ -373,6 +403,9 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	t := lt.head // what the agent has written, stored or queued
+	if err := h.seenInHistory(t, msg.MessageID); err != nil {
+		return exchangeResult{}, err // a retry (idempotent.go)
+	}
 	if t.Status.State.Terminal() {
 		return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
 			With("taskId", t.ID).With("state", t.Status.State.String())
@@ -442,6 +475,9 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 			// Another writer of the store ended it first.
 			return exchangeResult{}, a2a.NewError(a2a.CodeUnsupportedOperation, "").
 				With("taskId", t.ID).With("state", lt.head.Status.State.String())
+		}
+		if used := usedError(err); used != nil {
+			return exchangeResult{}, used // another attempt stored it first
 		}
 		return exchangeResult{}, a2a.AsError(err)
 	}

@@ -49,6 +49,10 @@ type liveTask struct {
 	// created is the exchange to resolve once the task's first event is
 	// stored.
 	created *exchange
+	// unsettled is the status message of a failure that settle could
+	// not store (the store was down long): the maintenance pass tries
+	// again while the task is still abandoned.
+	unsettled *a2a.Message
 
 	// recent holds the last stored events from recent[first] on, ending
 	// at seq, with rbytes of Data: see remember.
@@ -80,6 +84,10 @@ type queued struct {
 	ev   store.Event // Seq is set when it is stored
 	task *a2a.Task   // head after it
 	done chan error  // for writers that wait; buffered
+	// waits marks every event of a write whose writer waits (the last
+	// one has done): during an outage such writes are taken out of the
+	// queue and their writers told, while the agent's stay.
+	waits bool
 }
 
 // Bounds of a task's queue: an agent that writes faster than the store
@@ -306,13 +314,14 @@ func (h *Handler) enqueueLocked(ctx context.Context, lt *liveTask, wait bool, pa
 	start := len(lt.queue)
 	for _, p := range payloads {
 		ev := store.Event{Payload: p}
+		h.markMessage(&ev) // idempotent.go
 		data, err := ev.Encode()
 		if err != nil {
 			lt.queue = lt.queue[:start]
 			return nil, fmt.Errorf("server: encoding an event of task %s: %w", lt.id, err)
 		}
 		ev.Data = data
-		lt.queue = append(lt.queue, queued{ev: ev})
+		lt.queue = append(lt.queue, queued{ev: ev, waits: wait})
 	}
 	for i := start; i < len(lt.queue); i++ {
 		lt.head = lt.head.Apply(lt.queue[i].ev.Payload)
@@ -373,6 +382,16 @@ func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2
 // flush stores what is queued for lt, one Append at a time, each taking
 // everything queued when it starts, until the queue is empty.
 //
+// While the store is unavailable ([store.ErrUnavailable]), the writes of
+// a stored task are kept and tried again, waiting 50 ms, doubling up to
+// 5 s, until the store takes them or the Handler closes: an
+// agent's events are not lost to an outage, and the agent, once the queue
+// is full, waits for the store. Writers that wait for their write (a
+// client's cancel or message) are answered Unavailable at the first
+// failure instead, and their writes taken out of the queue, so that a
+// call does not hang through an outage. A task's first write fails at
+// once: its SendMessage answers Unavailable.
+//
 // Another process sharing the store (a replica, or a Handler recovering
 // orphans) may have appended first; the store then reports a conflict.
 // flush catches up with what was appended (publishing it to this process's
@@ -385,6 +404,7 @@ func (h *Handler) flush(lt *liveTask) {
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	conflicts := 0
+	retry := h.retryBase
 	for len(lt.queue) > 0 {
 		n := len(lt.queue)
 		if lt.seq == 0 && lt.created != nil && lt.created.pushConfig != nil {
@@ -413,6 +433,7 @@ func (h *Handler) flush(lt *liveTask) {
 		switch {
 		case err == nil:
 			conflicts = 0
+			retry = h.retryBase
 			h.storedLocked(lt, batch, events)
 		case errors.Is(err, store.ErrConflict) && after > 0 && conflicts+1 < attempts:
 			conflicts++
@@ -425,6 +446,24 @@ func (h *Handler) flush(lt *liveTask) {
 				break
 			}
 			h.refoldLocked(lt)
+		case errors.Is(err, store.ErrUnavailable) && after > 0 && !h.isClosed():
+			lt.queue = append(batch, lt.queue...)
+			h.refuseWaitersLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
+			lt.wakeLocked()
+			if len(lt.queue) == 0 {
+				break
+			}
+			h.log.Warn("storing task updates: the store is unavailable; trying again", "task", lt.id, "queued", len(lt.queue), "in", retry, "err", err)
+			lt.mu.Unlock()
+			select {
+			case <-time.After(retry):
+			case <-h.done:
+			}
+			lt.mu.Lock()
+			retry = min(2*retry, h.retryMax)
+			if h.isClosed() {
+				h.dropLocked(lt, fmt.Errorf("server: storing task %s: the server closed while the store was unavailable: %w", lt.id, err))
+			}
 		default:
 			lt.queue = append(batch, lt.queue...)
 			h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
@@ -432,6 +471,24 @@ func (h *Handler) flush(lt *liveTask) {
 		lt.wakeLocked()
 	}
 	lt.flushing = false
+}
+
+// refuseWaitersLocked takes the writes whose writers wait out of the queue
+// and answers them err; the rest is folded again without them.
+func (h *Handler) refuseWaitersLocked(lt *liveTask, err error) {
+	kept := lt.queue[:0]
+	for _, q := range lt.queue {
+		if q.waits {
+			if q.done != nil {
+				q.done <- err
+			}
+			continue
+		}
+		kept = append(kept, q)
+	}
+	clear(lt.queue[len(kept):])
+	lt.queue = kept
+	h.refoldLocked(lt)
 }
 
 // wakeLocked wakes the writers waiting for room in the queue and the
@@ -637,7 +694,7 @@ func (h *Handler) createTask(ctx context.Context, ex *exchange, req *Request) (*
 		Status:    a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: h.stamp()},
 		History:   []a2a.Message{*req.Message},
 	}
-	ev := store.Event{Payload: task}
+	ev := store.Event{Payload: task, MessageID: ex.msgID, MessageDigest: ex.digest} // idempotent.go
 	data, err := ev.Encode()
 	if err != nil {
 		err = fmt.Errorf("server: encoding new task: %w", err)
@@ -848,38 +905,93 @@ func (lt *liveTask) abandonedLocked() bool {
 }
 
 // failSettled fails a task its agent left unfinished. The store may be
-// briefly unavailable (a busy SQLite file, a dropped database connection):
-// the failure is retried for a few seconds, since nothing else would ever
-// finish the task while this process lives. Each attempt looks again,
-// under the task's lock, whether the task is still abandoned: a client's
-// answer may have started another execution since.
+// unavailable (a busy SQLite file, a database down): nothing else would
+// ever finish the task while this process lives, so the failure is tried
+// again, 50 ms doubling up to 5 s, for as long as the store is
+// unavailable and the Handler open, and a few times on other errors; if
+// it gives up, the maintenance pass tries again (retryUnsettled). Each
+// attempt looks again, under the task's lock, whether the task is still
+// abandoned: a client's answer may have started another execution since.
 func (h *Handler) failSettled(lt *liveTask, msg *a2a.Message) {
-	delay := 50 * time.Millisecond
+	delay := h.retryBase
 	for attempt := 1; ; attempt++ {
-		lt.mu.Lock()
-		if !lt.abandonedLocked() {
+		_, err := h.failSettledOnce(lt, msg)
+		if err == nil {
+			return
+		}
+		if (attempt >= settleAttempts && !errors.Is(err, store.ErrUnavailable)) || h.isClosed() {
+			h.log.Error("failing task: giving up for now", "task", lt.id, "attempts", attempt, "err", err)
+			lt.mu.Lock()
+			if lt.abandonedLocked() {
+				lt.unsettled = msg
+			}
 			lt.mu.Unlock()
 			return
 		}
-		err := h.appendLocked(context.Background(), lt, &a2a.TaskStatusUpdateEvent{
-			TaskID: lt.id, ContextID: lt.head.ContextID,
-			Status: a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: h.stamp()},
-		})
-		lt.mu.Unlock()
-		if err == nil || errors.Is(err, ErrTaskClosed) {
-			return
+		h.log.Warn("failing task: retrying", "task", lt.id, "in", delay, "err", err)
+		select {
+		case <-time.After(delay):
+		case <-h.done:
 		}
-		if attempt == settleAttempts {
-			h.log.Error("failing task: giving up", "task", lt.id, "attempts", attempt, "err", err)
-			return
-		}
-		h.log.Warn("failing task: retrying", "task", lt.id, "err", err)
-		time.Sleep(delay)
-		delay *= 2
+		delay = min(2*delay, h.retryMax)
 	}
 }
 
-// settleAttempts bounds failSettled: 50 ms doubling, about 3 s in all.
+// failSettledOnce is one attempt of failSettled: it reports whether it
+// failed the task, and an error if the task still needs failing.
+func (h *Handler) failSettledOnce(lt *liveTask, msg *a2a.Message) (failed bool, err error) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if !lt.abandonedLocked() {
+		lt.unsettled = nil
+		return false, nil
+	}
+	err = h.appendLocked(context.Background(), lt, &a2a.TaskStatusUpdateEvent{
+		TaskID: lt.id, ContextID: lt.head.ContextID,
+		Status: a2a.TaskStatus{State: a2a.TaskStateFailed, Message: msg, Timestamp: h.stamp()},
+	})
+	switch {
+	case err == nil:
+		lt.unsettled = nil
+		return true, nil
+	case errors.Is(err, ErrTaskClosed):
+		lt.unsettled = nil
+		return false, nil
+	}
+	return false, err
+}
+
+// retryUnsettled tries once more to fail each task whose failSettled gave
+// up, and reports how many it failed. The maintenance pass runs it.
+func (h *Handler) retryUnsettled() (int, error) {
+	h.mu.Lock()
+	var lts []*liveTask
+	for _, lt := range h.live {
+		lts = append(lts, lt)
+	}
+	h.mu.Unlock()
+	n := 0
+	var errs []error
+	for _, lt := range lts {
+		lt.mu.Lock()
+		msg := lt.unsettled
+		lt.mu.Unlock()
+		if msg == nil {
+			continue
+		}
+		failed, err := h.failSettledOnce(lt, msg)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("server: failing task %s: %w", lt.id, err))
+		}
+		if failed {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// settleAttempts bounds failSettled on errors other than an unavailable
+// store: 50 ms doubling, about 3 s in all.
 const settleAttempts = 7
 
 func (h *Handler) isClosed() bool {

@@ -56,6 +56,11 @@ type Event struct {
 	Seq     int64
 	Payload a2a.Event
 	Data    []byte
+	// MessageID, when set, is the id of the client message the event
+	// carries and MessageDigest the server's digest of it: Append records
+	// them (see [Messages]).
+	MessageID     string
+	MessageDigest []byte
 }
 
 // Encode returns ev.Data, encoding ev.Payload when it is not set.

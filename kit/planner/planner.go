@@ -31,7 +31,10 @@
 //     so the pushNotifications flag never matters to it;
 //   - sends a message again, with the same messageId (A2A §3.3.1), when a
 //     send got no answer at all (the connection failed or the agent said
-//     it is unavailable); a send that got an answer is never repeated;
+//     it is unavailable); a send that got an answer is never repeated. A
+//     goa2a server answers the repeat with what the first attempt got (its
+//     task, or its reply), so a send whose answer was lost does not start
+//     a second task there;
 //   - survives a dropped stream: [client.Client.Follow] resumes it, and if
 //     following fails for good the planner reads the task with GetTask;
 //   - checks every result before it reads it: a review is read only from a

@@ -358,7 +358,10 @@ func followWhat(ag *agent) string {
 // (A2A §3.2.2). A send that got no answer at all is made again, with the
 // same request and so the same messageId (A2A §3.3.1), up to the
 // configured number of attempts. A send that got an answer, even an
-// error, is never repeated: a second send could start a second task.
+// error, is never repeated: a second send could start a second task. The
+// repeat of one that got none is safe against a goa2a server, which
+// answers it with the first attempt's task or reply (server/idempotent.go),
+// even when the first attempt did reach it.
 func (r *run) send(ctx context.Context, ag *agent, msg *a2a.Message) (*a2a.SendMessageResponse, error) {
 	req := &a2a.SendMessageRequest{Message: msg}
 	wait := r.cfg.retryWait

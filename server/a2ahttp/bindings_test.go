@@ -300,6 +300,9 @@ func viaREST(t *testing.T, base string, c call) outcome {
 
 const (
 	hello = `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}`
+	// helloAgain is hello as a new message: the same messageId would be a
+	// retry of hello, answered with its task.
+	helloAgain = `{"message":{"messageId":"m7","role":"ROLE_USER","parts":[{"text":"hello"}]}}`
 	// waitMsg makes a task that waits for input.
 	waitMsg = `{"message":{"messageId":"m5","role":"ROLE_USER","parts":[{"text":"wait"}]}}`
 	// bigData carries an integer a double cannot hold.
@@ -320,7 +323,7 @@ func TestBindingsAgree(t *testing.T) {
 					t.Errorf("task %v", task)
 				}
 			}},
-		{name: "SendStreamingMessage", method: "SendStreamingMessage", params: hello, verb: "POST", path: "/message:stream", body: hello, stream: true,
+		{name: "SendStreamingMessage", method: "SendStreamingMessage", params: helloAgain, verb: "POST", path: "/message:stream", body: helloAgain, stream: true,
 			asserts: func(t *testing.T, r any) {
 				if n := len(r.([]any)); n != 4 {
 					t.Errorf("%d frames, want 4", n)

@@ -2,6 +2,7 @@ package jsonrpc_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,9 @@ func TestMaxDepth(t *testing.T) {
 	h := newLimited(t, server.Limits{MaxDepth: 16})
 	// The envelope, params and message take 3 levels.
 	send := func(depth int) string {
-		return `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":` +
+		// A messageId of its own for each depth: the same id with other
+		// content would be refused as a reused one.
+		return `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"m-deep-` + strconv.Itoa(depth) + `","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":` +
 			nestedJSON(depth) + `}}}`
 	}
 	if r := decode(t, post(t, h, send(13), nil)); r.Error != nil {

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"bufio"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,9 @@ func TestMaxDepth(t *testing.T) {
 	f := newFixtureWith(t, testCard(), []server.Option{server.WithLimits(server.Limits{MaxDepth: 8})})
 	body := func(depth int) string {
 		// The request and the message take 2 levels.
-		return `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":` +
+		// A messageId of its own for each depth: the same id with other
+		// metadata would be refused as a reused one.
+		return `{"message":{"messageId":"m-deep-` + strconv.Itoa(depth) + `","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":` +
 			strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth) + `}}`
 	}
 	var res a2a.SendMessageResponse

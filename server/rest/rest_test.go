@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,9 +253,12 @@ func violationFields(e wireErrorBody) []string {
 	return out
 }
 
+// sendBody returns the body of a SendMessage of a new message with text:
+// its messageId is new, since a messageId sent again is a retry of the
+// first message with it, answered with that message's task.
 func sendBody(text string, returnImmediately bool) string {
 	req := map[string]any{"message": map[string]any{
-		"messageId": "m-" + text, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}},
+		"messageId": "m-" + text + "-" + strconv.FormatInt(messageIDs.Add(1), 10), "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}},
 	}}
 	if returnImmediately {
 		req["configuration"] = map[string]any{"returnImmediately": true}
@@ -262,6 +266,9 @@ func sendBody(text string, returnImmediately bool) string {
 	b, _ := json.Marshal(req)
 	return string(b)
 }
+
+// messageIDs numbers the messages of sendBody.
+var messageIDs atomic.Int64
 
 // send creates a task through POST {prefix}/message:send.
 func (f *fixture) send(t *testing.T, prefix, text string, returnImmediately bool) *a2a.Task {

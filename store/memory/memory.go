@@ -33,6 +33,8 @@ type Store struct {
 	// does not scan every task. Guarded by mu.
 	withPush map[string]*record
 
+	msgs messages // client message ids (messages.go), guarded by mu
+
 	feed store.Followers
 }
 
@@ -234,6 +236,9 @@ func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, af
 		if exists {
 			return fmt.Errorf("task %q exists: %w", taskID, store.ErrConflict)
 		}
+		if err := s.register(scope, taskID, events); err != nil {
+			return err
+		}
 		r = &record{scope: scope, events: make([]store.Event, 0, max(len(events), 4))}
 		r.add(task, enc)
 		s.tasks[taskID] = r
@@ -244,6 +249,9 @@ func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, af
 	}
 	if r.seq != after || r.frozen != nil {
 		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
+	}
+	if err := s.register(scope, taskID, events); err != nil {
+		return err
 	}
 	r.add(task, enc)
 	for _, e := range r.push {

@@ -17,7 +17,8 @@ import (
 // heartbeat registers the store's runner, or renews its heartbeat. It
 // re-inserts a row that another process removed after judging this one
 // dead (a long pause), so that the store's later tasks are not orphans.
-func (s *Store) heartbeat(ctx context.Context) error {
+func (s *Store) heartbeat(ctx context.Context) (err error) {
+	defer classifyErr(&err)
 	if _, err := s.pool.Exec(ctx, s.q.upsertRunner, s.self.ID, s.self.Host, s.self.PID); err != nil {
 		return fmt.Errorf("postgres: registering runner %s: %w", s.self.ID, err)
 	}
@@ -70,7 +71,8 @@ func (s *Store) renew(ctx context.Context) {
 // [lease.Dead] says are gone (by the database's clock), then returns the
 // tasks in states whose last writer is not a registered runner, oldest
 // status first.
-func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) ([]store.TaskRef, error) {
+func (s *Store) Orphans(ctx context.Context, states []a2a.TaskState, limit int) (_ []store.TaskRef, err error) {
+	defer classifyErr(&err)
 	if limit < 1 || len(states) == 0 {
 		return nil, ctx.Err()
 	}
@@ -130,7 +132,8 @@ func stateInts(states []a2a.TaskState) []int32 {
 // Expire implements [store.Maintainer]. One statement deletes the tasks,
 // their events and their push configs. Tasks that an Append holds at that
 // moment are left for the next call.
-func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (int, error) {
+func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.Time, limit int) (_ int, err error) {
+	defer classifyErr(&err)
 	if limit < 1 || len(states) == 0 {
 		return 0, ctx.Err()
 	}
@@ -145,14 +148,15 @@ func (s *Store) Expire(ctx context.Context, states []a2a.TaskState, cutoff time.
 // Secret implements [store.Secrets]. The first caller anywhere inserts 32
 // random bytes; everyone then reads the row that won. A secret never
 // changes, so the store keeps it once read.
-func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+func (s *Store) Secret(ctx context.Context, name string) (_ []byte, err error) {
+	defer classifyErr(&err)
 	s.secretsMu.Lock()
 	defer s.secretsMu.Unlock()
 	if b, ok := s.secrets[name]; ok {
 		return b, nil
 	}
 	var b []byte
-	err := s.pool.QueryRow(ctx, s.q.getSecret, name).Scan(&b)
+	err = s.pool.QueryRow(ctx, s.q.getSecret, name).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		fresh := make([]byte, 32)
 		rand.Read(fresh)

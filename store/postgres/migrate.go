@@ -33,7 +33,7 @@ func loadMigrations() ([]migrations.Migration, error) {
 // SchemaVersion is the schema version this package creates and expects:
 // the number of embedded migrations. Open refuses a database whose schema
 // is newer.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // currentVersion returns the version recorded in the schema, 0 if the
 // schema or its schema_migrations table does not exist yet.

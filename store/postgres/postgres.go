@@ -244,7 +244,7 @@ func (s *Store) Close() error {
 func (s *Store) Check(ctx context.Context) error {
 	v, err := currentVersion(ctx, s.pool, s.schema)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	if v != SchemaVersion {
 		return fmt.Errorf("postgres: schema %q is at version %d, want %d", s.schema, v, SchemaVersion)
@@ -266,6 +266,7 @@ type queries struct {
 	upsertRunner, deleteRunner, runnersNow, reapDead string
 	orphans, expire, getSecret, insertSecret         string
 	insertDeltas, compact                            string
+	getMessage, putReply, forgetMessages             string // messages.go
 }
 
 func newQueries(schema string) queries {
@@ -277,6 +278,7 @@ func newQueries(schema string) queries {
 		"{secrets}", schema+".secrets",
 		"{task_counts}", schema+".task_counts",
 		"{task_count_deltas}", schema+".task_count_deltas",
+		"{messages}", schema+".messages",
 	)
 	return queries{
 		tasks:  schema + ".tasks",
@@ -285,9 +287,11 @@ func newQueries(schema string) queries {
 		deltas: schema + ".task_count_deltas",
 
 		// Creation: the task row if its id is free anywhere, with its
-		// snapshot at the last seq, then its events and its count, in one
-		// statement. It returns one row, the snapshot's size, if it
-		// created the task, and none if the id exists.
+		// snapshot at the last seq, then its events, its count and the
+		// message ids its events carry ($12, $13, made at $14; see
+		// messages.go), in one statement. It returns one row, the
+		// snapshot's size, if it created the task, and none if the id
+		// exists.
 		create: r.Replace(`WITH t AS (
 	INSERT INTO {tasks} (id, tenant, owner, context_id, state, status_ts, seq, runner, snapshot, snap_seq, snap_bytes, tail_bytes)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::bytea, $7, octet_length($9::bytea), 0)
@@ -299,6 +303,9 @@ func newQueries(schema string) queries {
 ), d AS (
 	INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
 	SELECT $2, $3, $5, 1 FROM t
+), m AS (
+	INSERT INTO {messages} (tenant, owner, id, task_id, digest, created)
+	SELECT $2, $3, x.id, t.id, x.digest, $14 FROM t CROSS JOIN unnest($12::text[], $13::bytea[]) AS x(id, digest)
 )
 SELECT snap_bytes FROM t`),
 
@@ -329,6 +336,9 @@ SELECT snap_bytes FROM t`),
 		// room: no indexed value changes); a task without configs pays
 		// one probe of the primary key.
 		//
+		// m records the message ids the events carry ($15, $16, made at
+		// $17; see messages.go), once t has moved the row.
+		//
 		// The statement always returns one row: the new snapshot and
 		// tail sizes if it appended, and otherwise NULLs and the seq the
 		// task is at, NULL if it is not in scope; that lookup runs only
@@ -356,6 +366,9 @@ SELECT snap_bytes FROM t`),
 ), w AS (
 	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $14 THEN 0 ELSE next_attempt END
 	WHERE task_id IN (SELECT id FROM t)
+), m AS (
+	INSERT INTO {messages} (tenant, owner, id, task_id, digest, created)
+	SELECT $2, $3, x.id, t.id, x.digest, $17 FROM t CROSS JOIN unnest($15::text[], $16::bytea[]) AS x(id, digest)
 )
 SELECT (SELECT snap_bytes FROM t), (SELECT tail_bytes FROM t),
 	CASE WHEN NOT EXISTS (SELECT 1 FROM t) THEN
@@ -478,6 +491,10 @@ SELECT EXISTS (SELECT 1 FROM u), (SELECT delivered FROM {push_configs}
 		// Import's counts: one row per state.
 		insertDeltas: r.Replace(`INSERT INTO {task_count_deltas} (tenant, owner, state, delta)
 	SELECT $1, $2, x.state, x.delta FROM unnest($3::integer[], $4::bigint[]) AS x(state, delta)`),
+		getMessage:     r.Replace(getMessageSQL),
+		putReply:       r.Replace(putReplySQL),
+		forgetMessages: r.Replace(forgetMessagesSQL),
+
 		// Compaction moves every delta into task_counts, in one
 		// statement: a reader sees the deltas either before or after.
 		// Of the stores sharing the schema, one compacts at a time (the

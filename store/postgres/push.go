@@ -16,7 +16,8 @@ import (
 )
 
 // PutPushConfig implements [store.Store].
-func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.TaskPushNotificationConfig) error {
+func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.TaskPushNotificationConfig) (err error) {
+	defer classifyErr(&err)
 	if cfg == nil {
 		return errors.New("postgres: PutPushConfig with a nil config")
 	}
@@ -35,9 +36,10 @@ func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.T
 }
 
 // GetPushConfig implements [store.Store].
-func (s *Store) GetPushConfig(ctx context.Context, scope store.Scope, taskID, id string) (*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) GetPushConfig(ctx context.Context, scope store.Scope, taskID, id string) (_ *a2a.TaskPushNotificationConfig, err error) {
+	defer classifyErr(&err)
 	var b []byte
-	err := s.pool.QueryRow(ctx, s.q.getPush, taskID, scope.Tenant, scope.Owner, id).Scan(&b)
+	err = s.pool.QueryRow(ctx, s.q.getPush, taskID, scope.Tenant, scope.Owner, id).Scan(&b)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
@@ -56,7 +58,8 @@ func decodePushConfig(b []byte) (*a2a.TaskPushNotificationConfig, error) {
 }
 
 // ListPushConfigs implements [store.Store].
-func (s *Store) ListPushConfigs(ctx context.Context, scope store.Scope, taskID, afterID string, limit int) ([]*a2a.TaskPushNotificationConfig, error) {
+func (s *Store) ListPushConfigs(ctx context.Context, scope store.Scope, taskID, afterID string, limit int) (_ []*a2a.TaskPushNotificationConfig, err error) {
+	defer classifyErr(&err)
 	var lim *int // LIMIT NULL is no limit
 	if limit > 0 {
 		lim = &limit
@@ -93,7 +96,8 @@ func (s *Store) ListPushConfigs(ctx context.Context, scope store.Scope, taskID, 
 }
 
 // DeletePushConfig implements [store.Store].
-func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID, id string) error {
+func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID, id string) (err error) {
+	defer classifyErr(&err)
 	var n int
 	if err := s.pool.QueryRow(ctx, s.q.deletePush, taskID, scope.Tenant, scope.Owner, id).Scan(&n); err != nil {
 		return fmt.Errorf("postgres: deleting push config %q of task %q: %w", id, taskID, err)
@@ -107,7 +111,8 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 // ClaimPush implements [store.PushQueue]. One statement picks and leases
 // the configs; rows that concurrent claims hold are skipped, not waited
 // for, so that claimers in several processes share the work.
-func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) (_ []store.PushJob, err error) {
+	defer classifyErr(&err)
 	if err := ctx.Err(); err != nil || limit < 1 {
 		return nil, err
 	}
@@ -153,12 +158,13 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 }
 
 // PushState implements [store.PushQueue].
-func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id string) (store.PushState, error) {
+func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id string) (_ store.PushState, err error) {
+	defer classifyErr(&err)
 	var (
 		st   store.PushState
 		next int64
 	)
-	err := s.pool.QueryRow(ctx, s.q.pushState, taskID, scope.Tenant, scope.Owner, id).
+	err = s.pool.QueryRow(ctx, s.q.pushState, taskID, scope.Tenant, scope.Owner, id).
 		Scan(&st.Delivered, &st.Attempts, &next, &st.Failing, &st.LastError)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -171,12 +177,13 @@ func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id str
 }
 
 // SetPushState implements [store.PushQueue].
-func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) error {
+func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) (err error) {
+	defer classifyErr(&err)
 	var (
 		done bool
 		at   *int64
 	)
-	err := s.pool.QueryRow(ctx, s.q.setPushState, taskID, scope.Tenant, scope.Owner, id, prev,
+	err = s.pool.QueryRow(ctx, s.q.setPushState, taskID, scope.Tenant, scope.Owner, id, prev,
 		st.Delivered, st.Attempts, toMilli(st.NextAttempt), st.Failing, st.LastError).Scan(&done, &at)
 	switch {
 	case err != nil:

@@ -48,7 +48,11 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	}
 	last := after + int64(len(events))
 	st := task.Status
-	r := &appendReq{ctx: ctx, taskID: taskID, after: after, last: last, done: make(chan error, 1)}
+	msgIDs, digests, err := messageArgs(events)
+	if err != nil {
+		return fmt.Errorf("postgres: Append to task %q: %w", taskID, err)
+	}
+	r := &appendReq{ctx: ctx, taskID: taskID, after: after, last: last, msgIDs: msgIDs, done: make(chan error, 1)}
 	if after == 0 {
 		snap, err := createSnapshot(task, events, payloads)
 		if err != nil {
@@ -56,7 +60,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		}
 		r.sql = s.q.create
 		r.args = []any{taskID, scope.Tenant, scope.Owner, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads}
+			seqs, payloads, msgIDs, digests, time.Now().UnixMilli()}
 	} else {
 		// Nil keeps the stored snapshot, and the events join its tail.
 		var snap []byte
@@ -68,10 +72,10 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		}
 		r.sql = s.q.append
 		r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads, tail, pushIdleMS}
+			seqs, payloads, tail, pushIdleMS, msgIDs, digests, time.Now().UnixMilli()}
 	}
 	if err := s.enqueue(ctx, r); err != nil {
-		return err
+		return s.withUsedRecord(ctx, scope, err)
 	}
 	s.sizes.put(taskID, last, r.snapBytes, r.tailBytes, st.State.Terminal())
 	return nil
@@ -105,13 +109,14 @@ func isUniqueViolation(err error) bool {
 
 // Get implements [store.Store]: the stored snapshot, with the events
 // after it folded in ([store.Fold]), all read by one statement.
-func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (*a2a.Task, int64, error) {
+func (s *Store) Get(ctx context.Context, scope store.Scope, taskID string) (_ *a2a.Task, _ int64, err error) {
+	defer classifyErr(&err)
 	var (
 		snap         []byte
 		seq, snapSeq int64
 		tail         [][]byte
 	)
-	err := s.pool.QueryRow(ctx, s.q.get, taskID, scope.Tenant, scope.Owner).Scan(&snap, &seq, &snapSeq, &tail)
+	err = s.pool.QueryRow(ctx, s.q.get, taskID, scope.Tenant, scope.Owner).Scan(&snap, &seq, &snapSeq, &tail)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil, 0, fmt.Errorf("postgres: task %q: %w", taskID, store.ErrNotFound)
@@ -166,7 +171,8 @@ func decodeEvent(b []byte) (a2a.Event, error) {
 // Events implements [store.Store]. The task check and the events come from
 // one statement, and so from one snapshot of the database. Each event's
 // Data is the payload as stored.
-func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, after int64) ([]store.Event, error) {
+func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, after int64) (_ []store.Event, err error) {
+	defer classifyErr(&err)
 	rows, err := s.pool.Query(ctx, s.q.events, taskID, scope.Tenant, scope.Owner, after)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading events of task %q: %w", taskID, err)
@@ -208,7 +214,8 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 // time filter the total is read from the counters (task_counts plus the
 // deltas not yet compacted), whatever the number of tasks; with one, it is
 // a count over the filters, a range scan of the same index.
-func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (store.ListResult, error) {
+func (s *Store) List(ctx context.Context, scope store.Scope, q store.ListQuery) (_ store.ListResult, err error) {
+	defer classifyErr(&err)
 	if q.Limit < 1 {
 		return store.ListResult{}, fmt.Errorf("postgres: list limit %d < 1", q.Limit)
 	}

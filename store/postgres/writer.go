@@ -72,6 +72,7 @@ type appendReq struct {
 	after, last int64
 	sql         string // s.q.create or s.q.append
 	args        []any
+	msgIDs      []string // the message ids the append records (messages.go)
 	state       atomic.Int32
 	done        chan error // buffered: the writer never waits for the caller
 
@@ -223,7 +224,7 @@ func (s *Store) runBatch(batch []*appendReq, errs []error) {
 		}
 	}
 	for i, r := range run {
-		r.done <- errs[i]
+		r.done <- classify(errs[i])
 	}
 }
 
@@ -262,6 +263,10 @@ func (s *Store) commitBatch(run []*appendReq, errs []error) (err error, again bo
 		// Nothing committed: COMMIT was never sent.
 		rollback(conn)
 		if len(run) == 1 {
+			if used := messageUsed(err, run[0].msgIDs); used != nil {
+				errs[0] = used
+				return nil, false
+			}
 			if isUniqueViolation(err) {
 				// The events' primary key caught a second writer of
 				// these seqs.

@@ -16,7 +16,7 @@ var migrationFiles embed.FS
 // SchemaVersion is the schema version this package creates and expects:
 // the number of embedded migrations. Open refuses a database whose schema
 // is newer.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // loadMigrations returns the embedded migrations in order.
 func loadMigrations() ([]migrations.Migration, error) {

@@ -119,6 +119,7 @@ type Store struct {
 	cdb      *sql.DB // one connection, for the checkpointer (checkpoint.go)
 	ws       writeStmts
 	rs       readStmts
+	ms       messageStmts // messages.go
 	self     lease.Runner
 	ttl      time.Duration
 	maxBatch int
@@ -306,6 +307,9 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
 	}
 	if err := s.rs.prepare(ctx, s.rdb); err != nil {
+		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
+	}
+	if err := s.ms.prepare(ctx, s.wdb, s.rdb); err != nil {
 		return fmt.Errorf("sqlite: preparing statements on %s: %w", s.path, err)
 	}
 	return nil

@@ -53,6 +53,11 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		}
 		a.payloads[i] = b
 	}
+	msgs, err := messageRegs(events)
+	if err != nil {
+		return fmt.Errorf("sqlite: Append to task %q: %w", taskID, err)
+	}
+	a.msgs = msgs
 	snapDue := store.SnapshotDue(task.Status.State, 0, 0)
 	if after == 0 {
 		// A new task folds from its first event, the task itself, and
@@ -98,7 +103,8 @@ type appendReq struct {
 	after    int64
 	task     *a2a.Task
 	payloads [][]byte
-	snap     []byte // the encoded task, when the snapshot is to be written
+	snap     []byte       // the encoded task, when the snapshot is to be written
+	msgs     []messageReg // the message ids to record (messages.go)
 }
 
 // appendTx runs an Append in the writer's transaction. It writes nothing
@@ -118,6 +124,9 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 		snapBytes, tail := len(a.payloads[0]), added-len(a.payloads[0])
 		if a.snap != nil {
 			snapBytes, tail = len(a.snap), 0
+		}
+		if err := s.registerTx(w, a); err != nil {
+			return err // nothing written if the id is in use
 		}
 		res, err := w.exec(s.ws.createTask,
 			a.taskID, a.scope.Tenant, a.scope.Owner, a.task.ContextID, state, ts, last, s.self.ID, snapBytes, tail)
@@ -153,6 +162,9 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 		}
 		if a.snap != nil {
 			snapBytes, tail = int64(len(a.snap)), 0
+		}
+		if err := s.registerTx(w, a); err != nil {
+			return err
 		}
 		n, err := affected(w.exec(s.ws.moveTask, last, s.self.ID, snapBytes, tail, rid, a.after))
 		switch {
@@ -555,12 +567,12 @@ func decodeTask(b []byte) (*a2a.Task, error) {
 }
 
 // readErr turns the error of a read that failed because the store is
-// closed into one that says so, and leaves the others alone.
+// closed into one that says so, and marks an outage (classify).
 func (s *Store) readErr(err error) error {
 	select {
 	case <-s.closing:
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	default:
-		return err
+		return classify(err)
 	}
 }

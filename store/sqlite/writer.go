@@ -118,7 +118,7 @@ func (s *Store) writer() {
 		s.batchMu.Unlock()
 		for i, r := range batch {
 			if r.state.Load() == taken {
-				r.done <- results[i]
+				r.done <- classify(results[i])
 			}
 		}
 		clear(batch) // let the requests go
@@ -259,7 +259,8 @@ func (s *Store) runRequests(w *wtx, batch []*request, results []error, ran int, 
 // ownError reports whether err is a failure that a write request finds
 // itself, with SQLite's transaction as it was, rather than one of SQLite.
 func ownError(err error) bool {
-	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, errSnapshotDue)
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, errSnapshotDue) ||
+		errors.Is(err, store.ErrMessageUsed)
 }
 
 // wtx is the writer's transaction, as a request sees it. Its statements

@@ -118,6 +118,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 			tt.fn(t, s)
 		})
 	}
+	runMessages(t, newStore) // messages.go
 }
 
 // Scopes used by the suite. scopeA is the default; the others differ from

@@ -85,7 +85,9 @@ func TestReplicasPostgres(t *testing.T) {
 						first = false
 						taskID = f.taskID
 						for _, o := range others {
-							go func() { got <- collectStream(o.stream(ctx, "SubscribeToTask", map[string]any{"id": taskID}, ""), o.name) }()
+							go func() {
+								got <- collectStream(o.stream(ctx, "SubscribeToTask", map[string]any{"id": taskID}, ""), o.name)
+							}()
 						}
 					}
 					all.add(f)

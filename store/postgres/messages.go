@@ -109,10 +109,11 @@ func (s *Store) withUsedRecord(ctx context.Context, scope store.Scope, err error
 }
 
 // Message implements [store.Messages].
-func (s *Store) Message(ctx context.Context, scope store.Scope, id string) (store.MessageRecord, error) {
+func (s *Store) Message(ctx context.Context, scope store.Scope, id string) (_ store.MessageRecord, err error) {
+	defer classifyErr(&err)
 	rec := store.MessageRecord{ID: id}
 	var created int64
-	err := s.pool.QueryRow(ctx, s.q.getMessage, scope.Tenant, scope.Owner, id).Scan(&rec.TaskID, &rec.Digest, &rec.Reply, &created)
+	err = s.pool.QueryRow(ctx, s.q.getMessage, scope.Tenant, scope.Owner, id).Scan(&rec.TaskID, &rec.Digest, &rec.Reply, &created)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return store.MessageRecord{}, fmt.Errorf("postgres: message %q: %w", id, store.ErrNotFound)
@@ -124,7 +125,8 @@ func (s *Store) Message(ctx context.Context, scope store.Scope, id string) (stor
 }
 
 // PutReply implements [store.Messages].
-func (s *Store) PutReply(ctx context.Context, scope store.Scope, rec store.MessageRecord) error {
+func (s *Store) PutReply(ctx context.Context, scope store.Scope, rec store.MessageRecord) (err error) {
+	defer classifyErr(&err)
 	if err := store.CheckReply(rec); err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func (s *Store) PutReply(ctx context.Context, scope store.Scope, rec store.Messa
 		digest = []byte{}
 	}
 	var one int
-	err := s.pool.QueryRow(ctx, s.q.putReply, scope.Tenant, scope.Owner, rec.ID, digest, rec.Reply, time.Now().UnixMilli()).Scan(&one)
+	err = s.pool.QueryRow(ctx, s.q.putReply, scope.Tenant, scope.Owner, rec.ID, digest, rec.Reply, time.Now().UnixMilli()).Scan(&one)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.withUsedRecord(ctx, scope, &unresolvedUsed{ids: []string{rec.ID}})
@@ -144,7 +146,8 @@ func (s *Store) PutReply(ctx context.Context, scope store.Scope, rec store.Messa
 }
 
 // ForgetMessages implements [store.Messages].
-func (s *Store) ForgetMessages(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+func (s *Store) ForgetMessages(ctx context.Context, cutoff time.Time, limit int) (_ int, err error) {
+	defer classifyErr(&err)
 	if limit < 1 {
 		return 0, ctx.Err()
 	}

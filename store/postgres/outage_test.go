@@ -63,6 +63,11 @@ func TestOutage(t *testing.T) {
 			_, err := s.Orphans(ctx, []a2a.TaskState{a2a.TaskStateWorking}, 10)
 			return err
 		}},
+		{"Message", func(ctx context.Context) error { _, err := s.Message(ctx, scopeA, "m-1"); return err }},
+		{"PutReply", func(ctx context.Context) error {
+			return s.PutReply(ctx, scopeA, store.MessageRecord{ID: "m-2", Digest: []byte{1}, Reply: []byte(`{}`)})
+		}},
+		{"ForgetMessages", func(ctx context.Context) error { _, err := s.ForgetMessages(ctx, time.Now(), 10); return err }},
 		{"Probe", s.Probe},
 		{"Check", s.Check},
 	}

@@ -33,6 +33,10 @@ func newForgetStore() *forgetStore { return &forgetStore{tasks: make(map[string]
 func (s *forgetStore) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.appendLocked(scope, taskID, after, events, task)
+}
+
+func (s *forgetStore) appendLocked(scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
 	r, ok := s.tasks[taskID]
 	switch {
 	case after == 0 && ok:
@@ -52,6 +56,25 @@ func (s *forgetStore) Append(ctx context.Context, scope store.Scope, taskID stri
 	r.events = append(r.events, events...)
 	r.task = task
 	return nil
+}
+
+// Update implements [store.Store] under the store's lock.
+func (s *forgetStore) Update(ctx context.Context, scope store.Scope, taskID string, after int64, fn func(since []store.Event) ([]store.Event, *a2a.Task, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.lookup(scope, taskID)
+	if err != nil {
+		return err
+	}
+	end := int64(len(r.events))
+	if after < 0 || after > end {
+		return fmt.Errorf("task %q: Update after seq %d, past its log", taskID, after)
+	}
+	events, task, err := fn(r.events[after:end:end])
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	return s.appendLocked(scope, taskID, end, events, task)
 }
 
 func (s *forgetStore) lookup(scope store.Scope, taskID string) (*forgetRecord, error) {

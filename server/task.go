@@ -394,16 +394,18 @@ func (h *Handler) appendLocked(ctx context.Context, lt *liveTask, payloads ...a2
 //
 // Another process sharing the store (a replica, or a Handler recovering
 // orphans) may have appended first; the store then reports a conflict.
-// flush catches up with what was appended (publishing it to this process's
-// subscribers) and applies the queue again on top of it, a few times, so
-// no update is lost; events are applied to whatever the task has become,
-// and once it is terminal the rest are refused with ErrTaskClosed.
+// flush then stores the queue with the store's Update (updateLocked),
+// which reads what was appended and appends after it in one lock of the
+// task, so no update is lost and the write gets in however fast the other
+// writer goes: events are applied to whatever the task has become, and
+// once it is terminal the rest are refused with ErrTaskClosed. (Retrying
+// Append instead lost a replica's cancel to an agent streaming flat out on
+// another, again and again: the agent's next append always landed between
+// the read of its last and the cancel's next try.)
 func (h *Handler) flush(lt *liveTask) {
 	defer h.flushes.Done()
-	const attempts = 4
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
-	conflicts := 0
 	retry := h.retryBase
 	for len(lt.queue) > 0 {
 		n := len(lt.queue)
@@ -432,38 +434,25 @@ func (h *Handler) flush(lt *liveTask) {
 		lt.inflight = 0
 		switch {
 		case err == nil:
-			conflicts = 0
 			retry = h.retryBase
 			h.storedLocked(lt, batch, events)
-		case errors.Is(err, store.ErrConflict) && after > 0 && conflicts+1 < attempts:
-			conflicts++
+		case errors.Is(err, store.ErrConflict) && after > 0:
 			lt.queue = append(batch, lt.queue...)
 			for _, q := range batch {
 				lt.qbytes += len(q.ev.Data)
 			}
-			if cerr := h.catchUpLocked(context.Background(), lt); cerr != nil {
-				h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, errors.Join(err, cerr)))
+			if err = h.updateLocked(lt); err == nil {
+				retry = h.retryBase
 				break
 			}
-			h.refoldLocked(lt)
+			if !errors.Is(err, store.ErrUnavailable) || h.isClosed() {
+				h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
+				break
+			}
+			h.unavailableLocked(lt, err, &retry)
 		case errors.Is(err, store.ErrUnavailable) && after > 0 && !h.isClosed():
 			lt.queue = append(batch, lt.queue...)
-			h.refuseWaitersLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
-			lt.wakeLocked()
-			if len(lt.queue) == 0 {
-				break
-			}
-			h.log.Warn("storing task updates: the store is unavailable; trying again", "task", lt.id, "queued", len(lt.queue), "in", retry, "err", err)
-			lt.mu.Unlock()
-			select {
-			case <-time.After(retry):
-			case <-h.done:
-			}
-			lt.mu.Lock()
-			retry = min(2*retry, h.retryMax)
-			if h.isClosed() {
-				h.dropLocked(lt, fmt.Errorf("server: storing task %s: the server closed while the store was unavailable: %w", lt.id, err))
-			}
+			h.unavailableLocked(lt, err, &retry)
 		default:
 			lt.queue = append(batch, lt.queue...)
 			h.dropLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
@@ -471,6 +460,81 @@ func (h *Handler) flush(lt *liveTask) {
 		lt.wakeLocked()
 	}
 	lt.flushing = false
+}
+
+// unavailableLocked handles a write of flush that the store refused as
+// unavailable: the writers that wait are answered err, and the rest of
+// the queue is kept, to be tried again after retry, which doubles up to
+// h.retryMax, unless the Handler closes meanwhile.
+func (h *Handler) unavailableLocked(lt *liveTask, err error, retry *time.Duration) {
+	h.refuseWaitersLocked(lt, fmt.Errorf("server: storing task %s: %w", lt.id, err))
+	lt.wakeLocked()
+	if len(lt.queue) == 0 {
+		return
+	}
+	h.log.Warn("storing task updates: the store is unavailable; trying again", "task", lt.id, "queued", len(lt.queue), "in", *retry, "err", err)
+	lt.mu.Unlock()
+	select {
+	case <-time.After(*retry):
+	case <-h.done:
+	}
+	lt.mu.Lock()
+	*retry = min(2**retry, h.retryMax)
+	if h.isClosed() {
+		h.dropLocked(lt, fmt.Errorf("server: storing task %s: the server closed while the store was unavailable: %w", lt.id, err))
+	}
+}
+
+// updateLocked stores the whole queue after whatever the task's log now
+// holds, with [store.Store.Update]: flush's answer to a conflict, another
+// process having appended first. In the store's lock, the events appended
+// meanwhile are folded, then the queue on top of them, up to a terminal
+// state, as refoldLocked does; once that is stored, the events appended
+// meanwhile reach this process's subscribers, then the queue's, and the
+// writes a terminal state forbids are refused with ErrTaskClosed. lt.mu is
+// held throughout, so nothing joins the queue meanwhile and the fold made
+// in the lock is still the task's once the Update returns.
+func (h *Handler) updateLocked(lt *liveTask) error {
+	var since, events []store.Event
+	err := h.store.Update(context.Background(), lt.scope, lt.id, lt.seq, func(s []store.Event) ([]store.Event, *a2a.Task, error) {
+		since, events = s, make([]store.Event, 0, len(lt.queue))
+		task, seq := lt.task, lt.seq
+		for _, ev := range s {
+			if ev.Seq <= seq {
+				continue
+			}
+			if ev.Seq != seq+1 {
+				return nil, nil, fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, seq+1)
+			}
+			task, seq = task.Apply(ev.Payload), ev.Seq
+		}
+		for _, q := range lt.queue {
+			if task.Status.State.Terminal() {
+				break
+			}
+			task = task.Apply(q.ev.Payload)
+			ev := q.ev
+			ev.Seq = seq + int64(len(events)) + 1
+			events = append(events, ev)
+		}
+		return events, task, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.applyLocked(lt, since); err != nil {
+		return err // checked in the lock already
+	}
+	h.refoldLocked(lt) // keeps the writes stored, refuses the rest
+	if len(lt.queue) != len(events) {
+		return fmt.Errorf("server: storing task %s: %d writes queued after the update stored %d", lt.id, len(lt.queue), len(events))
+	}
+	batch := lt.queue
+	lt.queue, lt.qbytes = nil, 0
+	if len(batch) > 0 {
+		h.storedLocked(lt, batch, events)
+	}
+	return nil
 }
 
 // refuseWaitersLocked takes the writes whose writers wait out of the queue

@@ -123,6 +123,23 @@ type Store interface {
 	// event is durable when Append returns.
 	Append(ctx context.Context, scope Scope, taskID string, after int64, events []Event, task *a2a.Task) error
 
+	// Update appends to task taskID what fn decides, atomically with
+	// reading what others appended after seq after: while no other writer
+	// can append to the task, it calls fn with the events after after
+	// (with Data set; none if the log ends at after), and appends the
+	// events fn returns, numbered from the log's end (the last seq of
+	// since, or after), with task, their fold, as Append does. If fn
+	// returns no events or an error, nothing is appended, and Update
+	// returns that error. fn must not call the store; it may be called
+	// more than once, as a store may run its transaction again, and only
+	// the last call counts.
+	//
+	// It is how a writer whose Append lost the race to another writer
+	// (ErrConflict) still gets in: retrying Append loses for as long as
+	// the other appends faster than the loser reads and tries again, as
+	// an agent streaming on one replica does to a cancel sent to another.
+	Update(ctx context.Context, scope Scope, taskID string, after int64, fn func(since []Event) ([]Event, *a2a.Task, error)) error
+
 	// Get returns the snapshot of a task and the seq of the last event
 	// folded into it.
 	Get(ctx context.Context, scope Scope, taskID string) (*a2a.Task, int64, error)

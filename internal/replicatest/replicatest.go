@@ -29,12 +29,14 @@ func Run(t *testing.T, newStores func(t *testing.T) (store.Store, store.Store)) 
 	t.Run("FollowElsewhere", func(t *testing.T) { testFollow(t, newStores) })
 	t.Run("ResumeElsewhere", func(t *testing.T) { testResume(t, newStores) })
 	t.Run("CancelElsewhere", func(t *testing.T) { testCancel(t, newStores) })
+	t.Run("CancelWhileStreaming", func(t *testing.T) { testCancelFlood(t, newStores) })
 }
 
 // agent is a test agent. Its message says what it does: "chunks N" emits
 // N artifact chunks, after waiting for a go-ahead on its task's gate, then
 // completes; "hang" sets working and waits for its context to end,
-// reporting on canceled when it does.
+// reporting on canceled when it does; "flood" writes artifact chunks as
+// fast as it can until its context ends, reporting on canceled too.
 type agent struct {
 	mu       sync.Mutex
 	gates    map[string]chan struct{}
@@ -68,6 +70,16 @@ func (a *agent) Execute(ctx context.Context, req *server.Request, w *server.Writ
 	a.started <- req.TaskID
 	if text == "hang" {
 		<-ctx.Done()
+		a.canceled <- req.TaskID
+		return ctx.Err()
+	}
+	if text == "flood" {
+		for i := 0; ctx.Err() == nil; i++ {
+			art := a2a.Artifact{ArtifactID: "out", Parts: []a2a.Part{a2a.TextPart(strconv.Itoa(i) + " ")}}
+			if err := w.ArtifactChunk(ctx, art, i > 0, false); err != nil {
+				break
+			}
+		}
 		a.canceled <- req.TaskID
 		return ctx.Err()
 	}
@@ -356,5 +368,42 @@ func testCancel(t *testing.T, newStores func(t *testing.T) (store.Store, store.S
 	final, err := h1.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
 	if err != nil || final.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("GetTask on the running handler: %v, %v", final, err)
+	}
+}
+
+// A cancel sent to the other replica while the agent writes as fast as it
+// can: the other replica's append of the canceled status loses the race
+// to the running one's appends again and again, and must still get in.
+func testCancelFlood(t *testing.T, newStores func(t *testing.T) (store.Store, store.Store)) {
+	h1, h2, a := pair(t, newStores)
+	ctx := ctxOf(t)
+	for round := range 3 {
+		task := start(t, ctx, h1, a, "flood")
+		got := make(chan result, 1)
+		readAll(t, subscribe(ctx, h2, task.ID, ""), task.ID, got)
+		// Let the flood run on both sides a while.
+		waitFor(t, "chunks stored", func() bool {
+			tk, err := h2.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+			return err == nil && len(tk.Artifacts) == 1 && len(tk.Artifacts[0].Parts) >= 200
+		})
+		if _, err := h2.CancelTask(ctx, &a2a.CancelTaskRequest{ID: task.ID}); err != nil {
+			t.Fatalf("round %d: CancelTask on the other handler while the agent streams: %v", round, err)
+		}
+		recv(t, a.canceled, "the agent's cancellation")
+		if f := recv(t, got, "the stream's end").check(t); f.last != a2a.TaskStateCanceled {
+			t.Errorf("round %d: stream ended in %v, want canceled", round, f.last)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, for up to timeout.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v", what, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

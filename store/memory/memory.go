@@ -250,6 +250,12 @@ func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, af
 	if r.seq != after || r.frozen != nil {
 		return fmt.Errorf("task %q is at seq %d, not %d: %w", taskID, r.seq, after, store.ErrConflict)
 	}
+	return s.extendLocked(r, scope, taskID, events, task, enc)
+}
+
+// extendLocked adds events to the log of r, which ends where they start.
+// Callers hold s.mu.
+func (s *Store) extendLocked(r *record, scope store.Scope, taskID string, events []store.Event, task *a2a.Task, enc encoded) error {
 	if err := s.register(scope, taskID, events); err != nil {
 		return err
 	}
@@ -260,6 +266,55 @@ func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, af
 		}
 	}
 	return nil
+}
+
+// Update implements [store.Store]: fn runs under the store's lock.
+func (s *Store) Update(ctx context.Context, scope store.Scope, taskID string, after int64, fn func(since []store.Event) ([]store.Event, *a2a.Task, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	last, err := s.update(scope, taskID, after, fn)
+	if err == nil && last > 0 && s.feed.Active() {
+		s.feed.Send(store.Change{TaskID: taskID, Seq: last})
+	}
+	return err
+}
+
+// update runs an Update and returns the seq the log reached, or 0 if
+// nothing was appended.
+func (s *Store) update(scope store.Scope, taskID string, after int64, fn func(since []store.Event) ([]store.Event, *a2a.Task, error)) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.lookup(scope, taskID)
+	if err != nil {
+		return 0, err
+	}
+	if after < 0 || after > r.seq {
+		return 0, fmt.Errorf("memory: Update of task %q after seq %d, which its log (at %d) has not reached", taskID, after, r.seq)
+	}
+	since, err := r.log(after)
+	if err != nil {
+		return 0, err
+	}
+	events, task, err := fn(since)
+	if err != nil || len(events) == 0 {
+		return 0, err
+	}
+	if task == nil {
+		return 0, fmt.Errorf("memory: Update of task %q with no snapshot", taskID)
+	}
+	for i, ev := range events {
+		if ev.Seq != r.seq+int64(i)+1 {
+			return 0, fmt.Errorf("memory: event %d has seq %d, want %d", i, ev.Seq, r.seq+int64(i)+1)
+		}
+	}
+	if r.frozen != nil {
+		return 0, fmt.Errorf("memory: task %q is finished: %w", taskID, store.ErrConflict)
+	}
+	if err := s.extendLocked(r, scope, taskID, events, task, encode(events, task)); err != nil {
+		return 0, err
+	}
+	return r.seq, nil
 }
 
 // Get implements [store.Store].

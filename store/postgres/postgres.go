@@ -267,6 +267,7 @@ type queries struct {
 	orphans, expire, getSecret, insertSecret         string
 	insertDeltas, compact                            string
 	getMessage, putReply, forgetMessages             string // messages.go
+	lockTask                                         string
 }
 
 func newQueries(schema string) queries {
@@ -374,6 +375,10 @@ SELECT (SELECT snap_bytes FROM t), (SELECT tail_bytes FROM t),
 	CASE WHEN NOT EXISTS (SELECT 1 FROM t) THEN
 		(SELECT seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3)
 	END`),
+
+		// Update's lock of the task row: Appends to the task, from any
+		// process, wait until the Update's transaction ends.
+		lockTask: r.Replace(`SELECT seq FROM {tasks} WHERE id = $1 AND tenant = $2 AND owner = $3 FOR UPDATE`),
 
 		// The snapshot, the last seq, the seq of the snapshot and the
 		// payloads of the events after it, in order: the task is their

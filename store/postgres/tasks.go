@@ -26,22 +26,37 @@ import (
 // Append returns ctx.Err() and the append never runs; once a writer has
 // taken it, Append waits for its outcome. An empty events is an error.
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
+	r, err := s.prepareAppend(scope, taskID, after, events, task, false)
+	if err != nil {
+		return err
+	}
+	r.ctx = ctx
+	if err := s.enqueue(ctx, r); err != nil {
+		return s.withUsedRecord(ctx, scope, err)
+	}
+	s.sizes.put(taskID, r.last, r.snapBytes, r.tailBytes, task.Status.State.Terminal())
+	return nil
+}
+
+// prepareAppend checks and encodes an Append, with the task's snapshot
+// when [store.SnapshotDue] says so, or always with withSnap.
+func (s *Store) prepareAppend(scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task, withSnap bool) (*appendReq, error) {
 	if len(events) == 0 {
-		return fmt.Errorf("postgres: Append to task %q with no events", taskID)
+		return nil, fmt.Errorf("postgres: Append to task %q with no events", taskID)
 	}
 	if task == nil {
-		return fmt.Errorf("postgres: Append to task %q with no snapshot", taskID)
+		return nil, fmt.Errorf("postgres: Append to task %q with no snapshot", taskID)
 	}
 	seqs := make([]int64, len(events))
 	payloads := make([][]byte, len(events))
 	tail := 0
 	for i, ev := range events {
 		if want := after + int64(i) + 1; ev.Seq != want {
-			return fmt.Errorf("postgres: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
+			return nil, fmt.Errorf("postgres: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
 		}
 		b, err := ev.Encode()
 		if err != nil {
-			return fmt.Errorf("postgres: encoding event %d of task %q: %w", ev.Seq, taskID, err)
+			return nil, fmt.Errorf("postgres: encoding event %d of task %q: %w", ev.Seq, taskID, err)
 		}
 		seqs[i], payloads[i] = ev.Seq, b
 		tail += len(b)
@@ -50,34 +65,92 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	st := task.Status
 	msgIDs, digests, err := messageArgs(events)
 	if err != nil {
-		return fmt.Errorf("postgres: Append to task %q: %w", taskID, err)
+		return nil, fmt.Errorf("postgres: Append to task %q: %w", taskID, err)
 	}
-	r := &appendReq{ctx: ctx, taskID: taskID, after: after, last: last, msgIDs: msgIDs, done: make(chan error, 1)}
+	r := &appendReq{taskID: taskID, after: after, last: last, msgIDs: msgIDs, done: make(chan error, 1)}
 	if after == 0 {
 		snap, err := createSnapshot(task, events, payloads)
 		if err != nil {
-			return fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
+			return nil, fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
 		}
 		r.sql = s.q.create
 		r.args = []any{taskID, scope.Tenant, scope.Owner, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
 			seqs, payloads, msgIDs, digests, time.Now().UnixMilli()}
-	} else {
-		// Nil keeps the stored snapshot, and the events join its tail.
-		var snap []byte
-		if snapBytes, tailBytes := s.sizes.get(taskID, after); store.SnapshotDue(st.State, snapBytes, tailBytes+tail) {
-			var err error
-			if snap, err = json.Marshal(task); err != nil {
-				return fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
-			}
+		return r, nil
+	}
+	// Nil keeps the stored snapshot, and the events join its tail.
+	var snap []byte
+	if snapBytes, tailBytes := s.sizes.get(taskID, after); withSnap || store.SnapshotDue(st.State, snapBytes, tailBytes+tail) {
+		var err error
+		if snap, err = json.Marshal(task); err != nil {
+			return nil, fmt.Errorf("postgres: encoding task %q: %w", taskID, err)
 		}
-		r.sql = s.q.append
-		r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-			seqs, payloads, tail, pushIdleMS, msgIDs, digests, time.Now().UnixMilli()}
 	}
-	if err := s.enqueue(ctx, r); err != nil {
-		return s.withUsedRecord(ctx, scope, err)
+	r.sql = s.q.append
+	r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
+		seqs, payloads, tail, pushIdleMS, msgIDs, digests, time.Now().UnixMilli()}
+	return r, nil
+}
+
+// Update implements [store.Store], in a transaction of its own, apart
+// from the group commit of Appends: it locks the task's row (FOR UPDATE),
+// which holds off the Appends to the task from every process until it
+// commits, reads the events after after, calls fn, and runs the append
+// statement of Append, which then cannot conflict, with the task's
+// snapshot, and the notification. fn runs once, on the caller's
+// goroutine, while the row is locked.
+func (s *Store) Update(ctx context.Context, scope store.Scope, taskID string, after int64, fn func(since []store.Event) ([]store.Event, *a2a.Task, error)) (err error) {
+	defer classifyErr(&err)
+	if after < 0 {
+		return fmt.Errorf("postgres: Update of task %q after negative seq %d", taskID, after)
 	}
-	s.sizes.put(taskID, last, r.snapBytes, r.tailBytes, st.State.Terminal())
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) // after Commit, a no-op
+	var seq int64
+	switch err := tx.QueryRow(ctx, s.q.lockTask, taskID, scope.Tenant, scope.Owner).Scan(&seq); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("postgres: task %q: %w", taskID, store.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+	case after > seq:
+		return fmt.Errorf("postgres: Update of task %q after seq %d, which its log (at %d) has not reached", taskID, after, seq)
+	}
+	since, err := readEvents(ctx, tx, s.q.events, scope, taskID, after)
+	if err != nil {
+		return err
+	}
+	events, task, err := fn(since)
+	if err != nil || len(events) == 0 {
+		return err
+	}
+	r, err := s.prepareAppend(scope, taskID, seq, events, task, true)
+	if err != nil {
+		return err
+	}
+	var snapBytes, tailBytes, cur *int64
+	if err := tx.QueryRow(ctx, r.sql, r.args...).Scan(&snapBytes, &tailBytes, &cur); err != nil {
+		if used := messageUsed(err, r.msgIDs); used != nil {
+			tx.Rollback(context.WithoutCancel(ctx))
+			return s.withUsedRecord(ctx, scope, used)
+		}
+		return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+	}
+	if snapBytes == nil || tailBytes == nil {
+		// The row is locked: nothing else can have moved it.
+		return fmt.Errorf("postgres: updating task %q: the append found the locked task changed", taskID)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, taskID+":"+strconv.FormatInt(r.last, 10)); err != nil {
+		return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: committing the update of task %q: %w", taskID, err)
+	}
+	s.sizes.put(taskID, r.last, int(*snapBytes), int(*tailBytes), task.Status.State.Terminal())
+	s.commits.Add(1)
+	s.appended.Add(1)
 	return nil
 }
 
@@ -173,7 +246,17 @@ func decodeEvent(b []byte) (a2a.Event, error) {
 // Data is the payload as stored.
 func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, after int64) (_ []store.Event, err error) {
 	defer classifyErr(&err)
-	rows, err := s.pool.Query(ctx, s.q.events, taskID, scope.Tenant, scope.Owner, after)
+	return readEvents(ctx, s.pool, s.q.events, scope, taskID, after)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readEvents runs query, the events statement, on q.
+func readEvents(ctx context.Context, q querier, query string, scope store.Scope, taskID string, after int64) ([]store.Event, error) {
+	rows, err := q.Query(ctx, query, taskID, scope.Tenant, scope.Owner, after)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: reading events of task %q: %w", taskID, err)
 	}

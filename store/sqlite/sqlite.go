@@ -557,10 +557,7 @@ func (rs *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		// One row with a NULL seq when the task exists but has no events
 		// after the one asked for; no row when it does not exist in
 		// scope. One statement reads one snapshot of the database.
-		{&rs.events, `SELECT e.seq, e.payload FROM tasks t
-	LEFT JOIN events e ON e.rid = t.rid AND e.seq > ?
-	WHERE t.id = ? AND t.tenant = ? AND t.owner = ?
-	ORDER BY e.seq`},
+		{&rs.events, eventsSQL},
 		{&rs.getPush, `SELECT config FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 		// One row with a NULL config when the task has none to return.
 		// LIMIT -1 is no limit.

@@ -36,28 +36,13 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 	if len(events) == 0 {
 		return fmt.Errorf("sqlite: Append to task %q with no events", taskID)
 	}
-	if task == nil {
-		return fmt.Errorf("sqlite: Append to task %q with no snapshot", taskID)
-	}
 	if after < 0 {
 		return fmt.Errorf("sqlite: Append to task %q after negative seq %d", taskID, after)
 	}
-	a := appendReq{scope: scope, taskID: taskID, after: after, task: task, payloads: make([][]byte, len(events))}
-	for i, ev := range events {
-		if want := after + int64(i) + 1; ev.Seq != want {
-			return fmt.Errorf("sqlite: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
-		}
-		b, err := ev.Encode()
-		if err != nil {
-			return fmt.Errorf("sqlite: encoding event %d of task %q: %w", ev.Seq, taskID, err)
-		}
-		a.payloads[i] = b
-	}
-	msgs, err := messageRegs(events)
+	a, err := encodeAppend(scope, taskID, after, events, task)
 	if err != nil {
-		return fmt.Errorf("sqlite: Append to task %q: %w", taskID, err)
+		return err
 	}
-	a.msgs = msgs
 	snapDue := store.SnapshotDue(task.Status.State, 0, 0)
 	if after == 0 {
 		// A new task folds from its first event, the task itself, and
@@ -85,7 +70,7 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 			}
 			a.snap = b
 		}
-		err := s.write(ctx, true, func(w *wtx) error { return s.appendTx(w, &a) })
+		err := s.write(ctx, true, func(w *wtx) error { return s.appendTx(w, a) })
 		if err == nil && s.feed.Active() {
 			s.feed.Send(store.Change{TaskID: taskID, Seq: after + int64(len(events))})
 		}
@@ -94,6 +79,31 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 		}
 		snapDue = true
 	}
+}
+
+// encodeAppend checks the events of an Append after seq after and
+// encodes them.
+func encodeAppend(scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) (*appendReq, error) {
+	if task == nil {
+		return nil, fmt.Errorf("sqlite: Append to task %q with no snapshot", taskID)
+	}
+	a := &appendReq{scope: scope, taskID: taskID, after: after, task: task, payloads: make([][]byte, len(events))}
+	for i, ev := range events {
+		if want := after + int64(i) + 1; ev.Seq != want {
+			return nil, fmt.Errorf("sqlite: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
+		}
+		b, err := ev.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: encoding event %d of task %q: %w", ev.Seq, taskID, err)
+		}
+		a.payloads[i] = b
+	}
+	msgs, err := messageRegs(events)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: Append to task %q: %w", taskID, err)
+	}
+	a.msgs = msgs
+	return a, nil
 }
 
 // appendReq is an Append, encoded.
@@ -332,6 +342,22 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 	if err != nil {
 		return nil, s.readErr(fmt.Errorf("sqlite: reading events of task %q: %w", taskID, err))
 	}
+	evs, err := scanEvents(rows, taskID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, s.readErr(err)
+	}
+	return evs, err
+}
+
+// eventsSQL reads the events of a task after a seq: one row with a NULL
+// seq when the task exists but has none, no row when it does not exist.
+const eventsSQL = `SELECT e.seq, e.payload FROM tasks t
+	LEFT JOIN events e ON e.rid = t.rid AND e.seq > ?
+	WHERE t.id = ? AND t.tenant = ? AND t.owner = ?
+	ORDER BY e.seq`
+
+// scanEvents reads the rows of eventsSQL and closes them.
+func scanEvents(rows *sql.Rows, taskID string) ([]store.Event, error) {
 	defer rows.Close()
 	var (
 		evs   []store.Event
@@ -356,12 +382,70 @@ func (s *Store) Events(ctx context.Context, scope store.Scope, taskID string, af
 		evs = append(evs, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.readErr(fmt.Errorf("sqlite: reading events of task %q: %w", taskID, err))
+		return nil, fmt.Errorf("sqlite: reading events of task %q: %w", taskID, err)
 	}
 	if !found {
 		return nil, fmt.Errorf("sqlite: task %q: %w", taskID, store.ErrNotFound)
 	}
 	return evs, nil
+}
+
+// Update implements [store.Store]. It is one write request: the writer
+// reads the events after after and calls fn in its transaction, which
+// holds SQLite's write lock, so that no other process either appends in
+// between. fn runs on the writer's goroutine, and the writes of every task
+// wait for it. The task's snapshot is written with the events, whatever
+// their size: Update is rare, and reads of the task then fold nothing.
+func (s *Store) Update(ctx context.Context, scope store.Scope, taskID string, after int64, fn func(since []store.Event) ([]store.Event, *a2a.Task, error)) error {
+	if after < 0 {
+		return fmt.Errorf("sqlite: Update of task %q after negative seq %d", taskID, after)
+	}
+	var last int64
+	err := s.write(ctx, true, func(w *wtx) error {
+		last = 0
+		var (
+			rid, seq, state, ts, snapBytes, tail int64
+			contextID                            string
+		)
+		err := w.queryRow(s.ws.readTask, taskID, scope.Tenant, scope.Owner).Scan(&rid, &seq, &state, &ts, &contextID, &snapBytes, &tail)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("sqlite: task %q: %w", taskID, store.ErrNotFound)
+		case err != nil:
+			return fmt.Errorf("sqlite: updating task %q: %w", taskID, err)
+		case after > seq:
+			return fmt.Errorf("sqlite: Update of task %q after seq %d, which its log (at %d) has not reached", taskID, after, seq)
+		}
+		rows, err := w.query(eventsSQL, after, taskID, scope.Tenant, scope.Owner)
+		if err != nil {
+			return fmt.Errorf("sqlite: reading events of task %q: %w", taskID, err)
+		}
+		since, err := scanEvents(rows, taskID)
+		if err != nil {
+			return err
+		}
+		events, task, err := fn(since)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		end := seq
+		a, err := encodeAppend(scope, taskID, end, events, task)
+		if err != nil {
+			return err
+		}
+		if a.snap, err = json.Marshal(task); err != nil {
+			return fmt.Errorf("sqlite: encoding task %q: %w", taskID, err)
+		}
+		if err := s.appendTx(w, a); err != nil {
+			return err
+		}
+		last = end + int64(len(events))
+		return nil
+	})
+	if err == nil && last > 0 && s.feed.Active() {
+		s.feed.Send(store.Change{TaskID: taskID, Seq: last})
+	}
+	return err
 }
 
 // List implements [store.Store]. The page, the events folded into its

@@ -50,6 +50,11 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"EventData", testEventData},
 		{"HugeTask", testHugeTask},
 		{"InterleavedAppends", testInterleavedAppends},
+		{"Update", testUpdate},
+		{"UpdateNothing", testUpdateNothing},
+		{"UpdateBadSeq", testUpdateBadSeq},
+		{"UpdateMissing", testUpdateMissing},
+		{"UpdateAgainstAppends", testUpdateAgainstAppends},
 
 		// Scopes.
 		{"ScopeIsolation", testScopeIsolation},

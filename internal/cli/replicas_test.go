@@ -62,6 +62,10 @@ func TestReplicasPostgres(t *testing.T) {
 	for i := range 3 {
 		rs = append(rs, startReplica(t, "r"+strconv.Itoa(i), args...))
 	}
+	// The banner names the replica and the lease.
+	for i, r := range rs {
+		r.stdout.waitMatch(t, regexp.MustCompile(`(replica     "r`+strconv.Itoa(i)+`") of the servers on this schema: .*after --lease 3s`))
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 

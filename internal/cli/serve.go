@@ -19,6 +19,7 @@ import (
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/agents/execagent"
 	"github.com/goa2a/a2a/auth"
+	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
@@ -342,6 +343,10 @@ func (s *serveRun) run(ctx context.Context) int {
 	s.printPush()
 	fmt.Fprintf(s.stdout, "  limits      %s\n", s.cfg.limitSettings.describe())
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
+	if s.cfg.storeSpec.kind == storePostgres {
+		fmt.Fprintf(s.stdout, "  replica     %q of the servers on this schema: they follow each other's tasks, and fail those one leaves running when it stops (a lost host's after --lease %v)\n",
+			lease.NameOrDefault(s.cfg.replica), s.cfg.lease)
+	}
 	if note := s.cfg.storeSpec.note; note != "" {
 		fmt.Fprintf(s.stdout, "  note        %s\n", note)
 	}

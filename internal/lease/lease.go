@@ -40,12 +40,17 @@ type Runner struct {
 // the host name and the process id, "web-1:4242"). Each store opened by
 // the process gets its own id.
 func Self(name string) Runner {
-	pid := os.Getpid()
-	if name == "" {
-		host, _ := os.Hostname()
-		name = host + ":" + strconv.Itoa(pid)
+	return Runner{ID: uuid.New() + "@" + NameOrDefault(name), Host: hostIdentity(), PID: os.Getpid()}
+}
+
+// NameOrDefault returns name, or when it is empty the default name of
+// this process: its host name and process id, as HOST:PID.
+func NameOrDefault(name string) string {
+	if name != "" {
+		return name
 	}
-	return Runner{ID: uuid.New() + "@" + name, Host: hostIdentity(), PID: pid}
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
 // Name returns the name of the runner with the given id, and "" for an id

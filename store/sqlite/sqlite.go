@@ -166,7 +166,8 @@ var (
 )
 
 // Open opens the SQLite database at path, creating the file if it does not
-// exist (its directory must), creates or migrates its schema to
+// exist (its directory must; the new file is readable by its owner only),
+// creates or migrates its schema to
 // [SchemaVersion], and registers the store as a runner (see Orphans).
 // Several stores, in one process or several, may open the same file at
 // once; writes then take turns, waiting up to 10 s for each other.
@@ -201,6 +202,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.log = s.log.With("store", "sqlite", "path", path)
+	if err := createFile(path); err != nil {
+		return nil, err
+	}
 	if err := s.open(ctx, syncMode); err != nil {
 		s.closeDBs()
 		return nil, err
@@ -244,6 +248,34 @@ func checkPath(path string) error {
 		return fmt.Errorf("sqlite: database path %s is a directory", path)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("sqlite: database path %s: %w", path, err)
+	}
+	return nil
+}
+
+// createFile creates the database file, empty, readable and writable by
+// its owner only (0600, whatever the umask), if it does not exist: the
+// tasks it will hold, their messages and push credentials, are nobody
+// else's business. SQLite would create it 0644 less the umask; the files
+// it makes beside it (-wal, -shm, and -journal while a new file turns to
+// WAL) get the main file's permissions. A file that exists keeps its mode,
+// which is its owner's choice; so does one that another process creates
+// between the check and the open.
+func createFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("sqlite: creating %s: %w", path, err)
+	}
+	// A umask that takes the owner's bits away too would leave a file
+	// that SQLite cannot write.
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: creating %s: %w", path, err)
 	}
 	return nil
 }

@@ -335,7 +335,8 @@ func TestCanceledWrites(t *testing.T) {
 // the stores that outlive it, once its lease runs out.
 func TestOrphansAfterCrash(t *testing.T) {
 	path := newPath(t)
-	const ttl = 300 * time.Millisecond
+	const ttl = time.Second
+	start := time.Now() // the crashed store's heartbeat is no older
 	crashed, err := sqlite.Open(t.Context(), path, sqlite.Options{Replica: "web-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -360,10 +361,17 @@ func TestOrphansAfterCrash(t *testing.T) {
 	create(t, s, scope, newTask("own", a2a.TaskStateWorking, 4))
 
 	// The crashed store ran in this process, so only its lease tells it
-	// is gone: until it runs out, nothing is an orphan.
+	// is gone: until it runs out, nothing is an orphan. On a loaded
+	// machine it may have run out already (the store's clock is in
+	// milliseconds, hence the margin).
 	refs, err := s.Orphans(t.Context(), unfinished, 10)
-	if err != nil || len(refs) != 0 {
-		t.Fatalf("Orphans before the lease ran out = %v, %v; want none", refs, err)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case len(refs) != 0 && time.Since(start) < ttl-10*time.Millisecond:
+		t.Fatalf("Orphans before the lease ran out = %v; want none", refs)
+	case len(refs) != 0:
+		t.Logf("the lease ran out before Orphans (%v after the crashed store opened): not checked", time.Since(start))
 	}
 	time.Sleep(ttl + 100*time.Millisecond)
 	refs, err = s.Orphans(t.Context(), unfinished, 10)

@@ -187,6 +187,19 @@ func TestMigrationRace(t *testing.T) {
 		}
 		defer stores[i].Close()
 	}
+	checkMigrations(t, path)
+	// They all work on the one database.
+	for i, s := range stores {
+		if s != nil {
+			create(t, s, scope, newTask(fmt.Sprintf("task-%d", i), a2a.TaskStateWorking, i))
+		}
+	}
+}
+
+// checkMigrations checks that the file at path records each migration,
+// and once.
+func checkMigrations(t *testing.T, path string) {
+	t.Helper()
 	rows, err := rawDB(t, path).QueryContext(t.Context(), "SELECT version, count(*) FROM schema_migrations GROUP BY version ORDER BY version")
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +225,6 @@ func TestMigrationRace(t *testing.T) {
 	}
 	if !slices.Equal(versions, want) {
 		t.Errorf("schema_migrations has versions %v, want %v", versions, want)
-	}
-	// They all work on the one database.
-	for i, s := range stores {
-		if s != nil {
-			create(t, s, scope, newTask(fmt.Sprintf("task-%d", i), a2a.TaskStateWorking, i))
-		}
 	}
 }
 

@@ -281,6 +281,15 @@ func createFile(path string) error {
 }
 
 // open opens both pools, migrates the schema and prepares the statements.
+//
+// Another store, in this process or another, may be opening the file at
+// the same moment, so no statement here may meet SQLITE_BUSY without
+// waiting the busy timeout. SQLite waits when a statement starts a read
+// (the pragmas of a new connection, preparing, which reads the schema)
+// and when BEGIN IMMEDIATE starts from no transaction (migrate, the first
+// heartbeat); it does not when a read upgrades to a write, which only
+// PRAGMA journal_mode does here, on a file not yet in WAL mode: see
+// enableWAL.
 func (s *Store) open(ctx context.Context, syncMode string) error {
 	ms := fmt.Sprint(busyTimeout.Milliseconds())
 	var err error
@@ -357,7 +366,8 @@ func (s *Store) open(ctx context.Context, syncMode string) error {
 // for the busy timeout: SQLite will not wait there, because the other
 // connection may be waiting for this one's read lock (a deadlock). So when
 // several stores opened a new file at once, all but the first failed with
-// "database is locked" (TestMigrationRace). The pragma has then ended and
+// "database is locked" (TestMigrationRace; from several processes, where
+// it shows most, TestMigrationRaceProcesses). The pragma has then ended and
 // released its read lock: enableWAL waits, with the busy timeout, for the
 // write lock (BEGIN IMMEDIATE, holding no lock before, does wait), lets it
 // go and runs the pragma again, which finds the file converted (a no-op)

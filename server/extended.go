@@ -61,6 +61,10 @@ func PrincipalFrom(ctx context.Context) string { return principalFrom(ctx) }
 // the public card is (name, version, interfaces); an invalid card is an
 // internal error, logged, and not sent.
 func (h *Handler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return unary(h, ctx, a2a.MethodGetExtendedAgentCard, req, h.getExtendedAgentCard)
+}
+
+func (h *Handler) getExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,9 @@ type Handler struct {
 	// retryBase and retryMax are the first and the longest wait before
 	// storing again while the store is unavailable.
 	retryBase, retryMax time.Duration
+
+	interceptors []Interceptor // WithInterceptors, outermost first
+	chain        *interceptors // built from them by NewHandler; nil for none
 }
 
 // Option configures a [Handler].
@@ -205,6 +208,7 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 	if h.limits == nil {
 		h.limits = newLimiter(Limits{})
 	}
+	h.buildInterceptors()
 	h.inputModes = acceptedInputModes(card)
 	for _, ext := range card.Capabilities.Extensions {
 		if ext.Required {

@@ -10,6 +10,9 @@ import (
 // a binding read from HTTP headers or gRPC metadata. Bindings attach them to
 // the context with [WithServiceParams]; the Handler checks them.
 type ServiceParams struct {
+	// Binding is the protocol binding that received the call:
+	// a2a.BindingJSONRPC, a2a.BindingHTTPJSON or a2a.BindingGRPC.
+	Binding string
 	// Version is the A2A-Version value as sent, "" when absent.
 	Version string
 	// Extensions are the extension URIs the client declared in

@@ -37,6 +37,10 @@ const MaxPushConfigsPerTask = 10
 // checked as pushConfigViolations describes, and a task may have at most
 // [MaxPushConfigsPerTask] of them.
 func (h *Handler) CreateTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
+	return unary(h, ctx, a2a.MethodCreateTaskPushNotificationConfig, req, h.createTaskPushNotificationConfig)
+}
+
+func (h *Handler) createTaskPushNotificationConfig(ctx context.Context, req *a2a.TaskPushNotificationConfig) (*a2a.TaskPushNotificationConfig, error) {
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
 	}
@@ -121,6 +125,10 @@ func lockPushConfigs(scope store.Scope, taskID string) (unlock func()) {
 // GetTaskPushNotificationConfig returns one webhook config. A config that
 // does not exist is reported as TaskNotFoundError (A2A §3.1.8).
 func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
+	return unary(h, ctx, a2a.MethodGetTaskPushNotificationConfig, req, h.getTaskPushNotificationConfig)
+}
+
+func (h *Handler) getTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
 	}
@@ -192,6 +200,10 @@ const pushTokenKind = "push"
 // ListTaskPushNotificationConfigs returns the webhook configs of a task
 // (A2A §3.1.9), a page at a time when pageSize is set.
 func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+	return unary(h, ctx, a2a.MethodListTaskPushNotificationConfigs, req, h.listTaskPushNotificationConfigs)
+}
+
+func (h *Handler) listTaskPushNotificationConfigs(ctx context.Context, req *a2a.ListTaskPushNotificationConfigsRequest) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
 	}
@@ -239,6 +251,13 @@ func (h *Handler) ListTaskPushNotificationConfigs(ctx context.Context, req *a2a.
 // DeleteTaskPushNotificationConfig removes a webhook config; deleting it
 // again succeeds (A2A §3.1.10).
 func (h *Handler) DeleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
+	_, err := unary(h, ctx, a2a.MethodDeleteTaskPushNotificationConfig, req, func(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
+		return struct{}{}, h.deleteTaskPushNotificationConfig(ctx, req)
+	})
+	return err
+}
+
+func (h *Handler) deleteTaskPushNotificationConfig(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) error {
 	if err := h.checkPush(ctx); err != nil {
 		return err
 	}

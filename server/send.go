@@ -70,6 +70,10 @@ func (ex *exchange) resolve(r exchangeResult) (taken bool) {
 // terminal or interrupted and returns it; a direct reply is returned as a
 // message.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
+	return unary(h, ctx, a2a.MethodSendMessage, req, h.sendMessage)
+}
+
+func (h *Handler) sendMessage(ctx context.Context, req *a2a.SendMessageRequest) (*a2a.SendMessageResponse, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -145,6 +149,10 @@ func (h *Handler) waitSettled(ctx context.Context, res exchangeResult) (*a2a.Tas
 // stay open through auth-required (A2A §7.6.1). An error before the first
 // frame comes as the only item; a binding answers it as a plain error.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
+	return stream(h, ctx, a2a.MethodSendStreamingMessage, req, h.sendStreamingMessage)
+}
+
+func (h *Handler) sendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		if err := h.checkStreaming(ctx); err != nil {
 			yield(StreamEvent{}, err)

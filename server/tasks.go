@@ -21,6 +21,10 @@ const (
 
 // GetTask returns a task with its history trimmed as asked (A2A §3.1.3).
 func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return unary(h, ctx, a2a.MethodGetTask, req, h.getTask)
+}
+
+func (h *Handler) getTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -40,6 +44,10 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 // ListTasks returns one page of the caller's tasks, newest status first
 // (A2A §3.1.4).
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return unary(h, ctx, a2a.MethodListTasks, req, h.listTasks)
+}
+
+func (h *Handler) listTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -127,6 +135,10 @@ const canceledText = "Canceled at the client's request."
 // context is cancelled (A2A §3.1.5). A terminal task is not cancelable. A
 // cancel the store refuses changes nothing: the executions run on.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	return unary(h, ctx, a2a.MethodCancelTask, req, h.cancelTask)
+}
+
+func (h *Handler) cancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	if err := h.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -190,6 +202,10 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 // stream resumes instead: it carries exactly the events after seq, with no
 // snapshot, so a client that lost its connection misses nothing.
 func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[StreamEvent, error] {
+	return stream(h, ctx, a2a.MethodSubscribeToTask, req, h.subscribeToTask)
+}
+
+func (h *Handler) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
 		if err := h.checkStreaming(ctx); err != nil {
 			yield(StreamEvent{}, err)

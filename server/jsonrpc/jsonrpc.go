@@ -97,6 +97,7 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := wire.Params(r)
+	p.Binding = a2a.BindingJSONRPC
 	p.ResponseHeader = w.Header()
 	j.dispatch(server.WithServiceParams(r.Context(), p), w, r, env)
 }

@@ -75,6 +75,7 @@ func (rh *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := wire.Params(r)
+	p.Binding = a2a.BindingHTTPJSON
 	p.ResponseHeader = w.Header()
 	rh.dispatch(server.WithServiceParams(r.Context(), p), w, r, rt, o)
 }

@@ -207,6 +207,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		server.WithStore(s.store),
 		server.WithStateHook(s.metrics.observeTask),
 		server.WithLimits(cfg.limitSettings.limits()),
+		server.WithInterceptors(noteCalls{}), // what instrument counts (serve_http.go)
 	}
 	if s.push, err = s.newDeliverer(); err != nil {
 		return nil, err
@@ -231,7 +232,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	root := http.NewServeMux()
 	authn := func(app http.Handler) http.Handler { return s.clientCerts(app, s.authenticate(app)) }
 	guarded := withClientKey(s.limitAuthFailures(dispatch(app), authn)) // serve_authlimit.go
-	root.Handle("/", s.metrics.instrument(guarded, s.log, cfg.bindings, cfg.maxBody))
+	root.Handle("/", s.metrics.instrument(guarded, s.log, cfg.bindings))
 	s.newGRPCServer(guarded) // the same authentication for gRPC (serve_grpc.go)
 	if s.opsLn == nil {
 		root.Handle("/healthz", ops)

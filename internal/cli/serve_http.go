@@ -3,13 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,14 +72,8 @@ func (s *serveRun) opsMux() *http.ServeMux {
 	return mux
 }
 
-// The A2A methods, as the JSON-RPC binding names them; metric labels take
-// no other value (but "unknown").
-var methodNames = []string{
-	"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
-	"CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs",
-	"DeleteTaskPushNotificationConfig", "GetExtendedAgentCard",
-}
-
+// Metric labels of the method: the a2a.Method names, the card's, and
+// methodUnknown for a request the Handler never saw.
 const (
 	bindingCard   = "card" // the agent card, a binding only for metrics
 	methodCard    = "GetAgentCard"
@@ -92,13 +85,15 @@ const (
 // debug level (--log-level debug): a busy server would write little else
 // at info. Paths outside the card and the served bindings pass through
 // untouched.
-func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindingsFlag, maxBody int64) http.Handler {
+func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindingsFlag) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		binding, method := classify(r, bindings, maxBody)
+		binding := classify(r, bindings)
 		if binding == "" {
 			next.ServeHTTP(w, r)
 			return
 		}
+		note := &callNote{}
+		r = r.WithContext(context.WithValue(r.Context(), callNoteKey{}, note))
 		rec := &recorder{ResponseWriter: w, onStream: func() { m.streamOpened(binding) }}
 		start := time.Now()
 		m.requestStarted()
@@ -108,7 +103,14 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 				m.streamClosed(binding)
 			}
 			status := rec.status()
-			errName := rec.errorName(binding)
+			method, errName := note.method, note.err
+			switch {
+			case binding == bindingCard:
+				method = methodCard
+			case method == "":
+				// The Handler never saw it: what the response says.
+				method, errName = methodUnknown, rec.errorName(binding)
+			}
 			m.requestDone(binding, method, status, errName, d)
 			if !log.Enabled(r.Context(), slog.LevelDebug) {
 				return
@@ -137,114 +139,61 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 	})
 }
 
-// classify names the binding and A2A method of a request, or "" for paths
-// that are neither the card nor a served binding.
-func classify(r *http.Request, bindings bindingsFlag, maxBody int64) (binding, method string) {
+// classify names the binding of a request, or "" for paths that are
+// neither the card nor a served binding. The method is the Handler's to
+// say (callNote): nothing of the request is read here, so that a request
+// refused by authentication is refused from its headers alone.
+func classify(r *http.Request, bindings bindingsFlag) string {
 	p := r.URL.Path
 	switch {
 	case p == server.WellKnownCardPath:
-		return bindingCard, methodCard
+		return bindingCard
 	case p == a2ahttp.JSONRPCPath && bindings.has(bindingJSONRPC):
-		return bindingJSONRPC, jsonrpcMethod(r, maxBody)
+		return bindingJSONRPC
 	case strings.HasPrefix(p, a2ahttp.RESTPath+"/") && bindings.has(bindingREST):
-		return bindingREST, restMethod(r.Method, strings.TrimPrefix(r.URL.EscapedPath(), a2ahttp.RESTPath))
-	}
-	return "", ""
-}
-
-// jsonrpcMethod reads the method of a JSON-RPC request. The body is read
-// up to the binding's limit and put back for the binding to read again.
-func jsonrpcMethod(r *http.Request, maxBody int64) string {
-	if r.Method != http.MethodPost || r.ContentLength > maxBody {
-		return methodUnknown
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil {
-		return methodUnknown
-	}
-	var env struct {
-		Method string `json:"method"`
-	}
-	if json.Unmarshal(body, &env) != nil || !slices.Contains(methodNames, env.Method) {
-		return methodUnknown
-	}
-	return env.Method
-}
-
-// restMethod maps an HTTP+JSON request to its A2A method by the binding's
-// routes (A2A §11.3), with or without a leading tenant segment.
-func restMethod(httpMethod, escapedPath string) string {
-	segs := strings.Split(strings.TrimPrefix(escapedPath, "/"), "/")
-	if len(segs) >= 2 {
-		if m := restRoute(httpMethod, segs[1:]); m != "" {
-			return m
-		}
-	}
-	if m := restRoute(httpMethod, segs); m != "" {
-		return m
-	}
-	return methodUnknown
-}
-
-func restRoute(httpMethod string, segs []string) string {
-	get, post := httpMethod == http.MethodGet || httpMethod == http.MethodHead, httpMethod == http.MethodPost
-	for _, s := range segs {
-		if s == "" {
-			return ""
-		}
-	}
-	switch len(segs) {
-	case 1:
-		switch {
-		case segs[0] == "message:send" && post:
-			return "SendMessage"
-		case segs[0] == "message:stream" && post:
-			return "SendStreamingMessage"
-		case segs[0] == "tasks" && get:
-			return "ListTasks"
-		case segs[0] == "extendedAgentCard" && get:
-			return "GetExtendedAgentCard"
-		}
-	case 2:
-		if segs[0] != "tasks" {
-			return ""
-		}
-		switch {
-		case strings.HasSuffix(segs[1], ":cancel"):
-			if post {
-				return "CancelTask"
-			}
-		case strings.HasSuffix(segs[1], ":subscribe"):
-			if get || post {
-				return "SubscribeToTask"
-			}
-		case get:
-			return "GetTask"
-		}
-	case 3:
-		if segs[0] == "tasks" && segs[2] == "pushNotificationConfigs" {
-			switch {
-			case get:
-				return "ListTaskPushNotificationConfigs"
-			case post:
-				return "CreateTaskPushNotificationConfig"
-			}
-		}
-	case 4:
-		if segs[0] == "tasks" && segs[2] == "pushNotificationConfigs" {
-			switch {
-			case get:
-				return "GetTaskPushNotificationConfig"
-			case httpMethod == http.MethodDelete:
-				return "DeleteTaskPushNotificationConfig"
-			}
-		}
+		return bindingREST
 	}
 	return ""
+}
+
+// callNote is what the Handler's interceptor (noteCalls) tells instrument
+// of the call an HTTP request made: its method and, if it failed, the kind
+// of its error. A request the Handler never saw (refused by
+// authentication, or by the binding as malformed) leaves it empty.
+type callNote struct {
+	method string
+	err    string // a2a.Code name, "" for none
+}
+
+type callNoteKey struct{}
+
+// noteCalls is the interceptor that fills the callNote of the request.
+type noteCalls struct{}
+
+func noteOf(ctx context.Context, c *server.Call) *callNote {
+	n, _ := ctx.Value(callNoteKey{}).(*callNote)
+	if n != nil {
+		n.method = c.Method
+	}
+	return n
+}
+
+func (noteCalls) WrapUnary(next server.UnaryFunc) server.UnaryFunc {
+	return func(ctx context.Context, c *server.Call) (any, error) {
+		n := noteOf(ctx, c)
+		res, err := next(ctx, c)
+		if n != nil && err != nil {
+			n.err = a2a.AsError(err).Code.String()
+		}
+		return res, err
+	}
+}
+
+func (noteCalls) WrapStream(next server.StreamFunc) server.StreamFunc {
+	return func(ctx context.Context, c *server.Call) iter.Seq2[server.StreamEvent, error] {
+		noteOf(ctx, c)
+		return next(ctx, c)
+	}
 }
 
 // recorder notes a response's status, whether it is a stream, and the

@@ -170,29 +170,3 @@ func TestServeJSONLogs(t *testing.T) {
 		t.Errorf("%d request lines in\n%s", requests, ts.stderr.String())
 	}
 }
-
-func TestRESTMethod(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ method, path, want string }{
-		{"POST", "/message:send", "SendMessage"},
-		{"POST", "/acme/message:stream", "SendStreamingMessage"},
-		{"GET", "/tasks", "ListTasks"},
-		{"GET", "/tasks/abc", "GetTask"},
-		{"GET", "/acme/tasks/abc", "GetTask"},
-		{"POST", "/tasks/abc:cancel", "CancelTask"},
-		{"GET", "/tasks/abc:subscribe", "SubscribeToTask"},
-		{"POST", "/tasks/abc:subscribe", "SubscribeToTask"},
-		{"POST", "/tasks/abc/pushNotificationConfigs", "CreateTaskPushNotificationConfig"},
-		{"GET", "/tasks/abc/pushNotificationConfigs", "ListTaskPushNotificationConfigs"},
-		{"GET", "/t/tasks/abc/pushNotificationConfigs/c1", "GetTaskPushNotificationConfig"},
-		{"DELETE", "/tasks/abc/pushNotificationConfigs/c1", "DeleteTaskPushNotificationConfig"},
-		{"GET", "/extendedAgentCard", "GetExtendedAgentCard"},
-		{"DELETE", "/tasks/abc", "unknown"},
-		{"GET", "/nope", "unknown"},
-		{"GET", "/tasks//x", "unknown"},
-	} {
-		if got := restMethod(tc.method, tc.path); got != tc.want {
-			t.Errorf("%s %s: %s, want %s", tc.method, tc.path, got, tc.want)
-		}
-	}
-}

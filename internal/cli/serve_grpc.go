@@ -8,14 +8,16 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"time"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/grpcpb"
 	a2agrpc "github.com/goa2a/a2a/server/grpc"
 )
 
@@ -83,9 +85,9 @@ func (s *serveRun) newGRPCServer(guarded http.Handler) {
 		})
 	}
 	opts := []a2agrpc.Option{a2agrpc.WithLogger(s.log), a2agrpc.WithHTTPAuth(auth),
-		// Outermost (grpc.UnaryInterceptor runs before any chained one), so
-		// that refused calls are counted too.
-		a2agrpc.WithServerOptions(grpc.UnaryInterceptor(s.countUnary), grpc.StreamInterceptor(s.countStream)),
+		// A stats handler sees every call, those refused before any
+		// interceptor runs (authentication, before decoding) too.
+		a2agrpc.WithServerOptions(grpc.StatsHandler(grpcStats{s.metrics})),
 		// The connection limits of the HTTP server: calls at once per
 		// connection (as net/http's HTTP/2), the time to set a connection
 		// up (--header-timeout), and idle connections closed
@@ -152,23 +154,47 @@ const grpcMaxStreamsPerConn = 250
 // bindingGRPC labels gRPC streams in /metrics.
 const bindingGRPC = "grpc"
 
-// countUnary records a unary gRPC call in /metrics.
-func (s *serveRun) countUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	s.metrics.requestStarted()
-	res, err := handler(ctx, req)
-	s.metrics.grpcDone(path.Base(info.FullMethod), status.Code(err).String(), time.Since(start))
-	return res, err
+// grpcStats records the gRPC calls in /metrics, as a gRPC stats handler:
+// each call's method, code and duration, and the streams while they are
+// open. Names outside the A2A service count as "unknown", so that a
+// client cannot grow the label set.
+type grpcStats struct{ m *metrics }
+
+type grpcCallKey struct{}
+
+// grpcCall is what TagRPC learns of a call for HandleRPC.
+type grpcCall struct {
+	method string
+	stream bool
 }
 
-// countStream records a streaming gRPC call in /metrics, and counts it
-// among the open streams while it runs.
-func (s *serveRun) countStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	start := time.Now()
-	s.metrics.requestStarted()
-	s.metrics.streamOpened(bindingGRPC)
-	err := handler(srv, ss)
-	s.metrics.streamClosed(bindingGRPC)
-	s.metrics.grpcDone(path.Base(info.FullMethod), status.Code(err).String(), time.Since(start))
-	return err
+func (g grpcStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	method := path.Base(info.FullMethodName)
+	if path.Dir(info.FullMethodName) != "/"+grpcpb.A2AService_ServiceDesc.ServiceName || !slices.Contains(a2a.Methods(), method) {
+		method = methodUnknown
+	}
+	return context.WithValue(ctx, grpcCallKey{}, &grpcCall{method: method})
 }
+
+func (g grpcStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
+	c, ok := ctx.Value(grpcCallKey{}).(*grpcCall)
+	if !ok {
+		return
+	}
+	switch st := st.(type) {
+	case *stats.Begin:
+		c.stream = st.IsServerStream
+		g.m.requestStarted()
+		if c.stream {
+			g.m.streamOpened(bindingGRPC)
+		}
+	case *stats.End:
+		if c.stream {
+			g.m.streamClosed(bindingGRPC)
+		}
+		g.m.grpcDone(c.method, status.Code(st.Error).String(), st.EndTime.Sub(st.BeginTime))
+	}
+}
+
+func (grpcStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (grpcStats) HandleConn(context.Context, stats.ConnStats)                       {}

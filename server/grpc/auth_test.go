@@ -20,7 +20,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/internal/grpcpb"
@@ -318,5 +320,40 @@ func newPKI(t *testing.T) pki {
 			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}),
 		client: issue(3, &x509.Certificate{Subject: pkix.Name{CommonName: "carol"},
 			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}),
+	}
+}
+
+// rawCodec sends the bytes it is given as they are: a client of garbage.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return v.([]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*(v.(*[]byte)) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// TestAuthBeforeDecode: a unary call without credentials is refused
+// UNAUTHENTICATED before its message is decoded, whatever it carries;
+// with credentials, the same garbage fails to decode instead.
+func TestAuthBeforeDecode(t *testing.T) {
+	t.Parallel()
+	f := start(t, setup{grpcOpts: []a2agrpc.Option{a2agrpc.WithHTTPAuth(apiKeys)}})
+	conn, err := grpc.NewClient(f.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Field 1 (message) as a length-delimited field that runs past the
+	// end: no decoder accepts it.
+	garbage := []byte{0x0a, 0xff, 0xff, 0xff, 0x0f, 'x'}
+	for _, method := range []string{grpcpb.A2AService_SendMessage_FullMethodName, grpcpb.A2AService_GetTask_FullMethodName} {
+		var out []byte
+		err := conn.Invoke(call(t), method, garbage, &out, grpc.ForceCodec(rawCodec{}))
+		wantCode(t, err, codes.Unauthenticated)
+		err = conn.Invoke(call(t, "x-api-key", "key-alice"), method, garbage, &out, grpc.ForceCodec(rawCodec{}))
+		if st, _ := status.FromError(err); err == nil || st.Code() == codes.Unauthenticated || st.Code() == codes.OK {
+			t.Errorf("%s with a key and garbage: %v, want a decoding failure", method, err)
+		}
 	}
 }

@@ -112,25 +112,82 @@ func newConfig(opts []Option) *config {
 // protocolBinding [a2a.BindingGRPC].
 //
 // Stopping the server does not close h.
+//
+// The authentication of a unary call runs before its message is decoded:
+// a call without credentials is refused UNAUTHENTICATED whatever it
+// carries, and costs no decoding (a message of 10 MiB of empty parts
+// decodes to some 160 MB). It runs in the call's own goroutine, not in
+// the connection's reader, so a slow authenticator (a cold JWKS fetch)
+// holds up that call alone. Streams are authenticated before their first
+// message is read, by a stream interceptor.
 func NewServer(h *server.Handler, opts ...Option) *grpc.Server {
 	c := newConfig(opts)
 	so := []grpc.ServerOption{grpc.MaxRecvMsgSize(c.maxRecv)}
+	var chains []http.Handler
 	for _, mw := range c.auth {
-		unary, stream := HTTPAuthInterceptors(mw)
-		so = append(so, grpc.ChainUnaryInterceptor(unary), grpc.ChainStreamInterceptor(stream))
+		_, stream := HTTPAuthInterceptors(mw)
+		so = append(so, grpc.ChainStreamInterceptor(stream))
+		chains = append(chains, mw(http.HandlerFunc(passed)))
 	}
 	so = append(so, c.serverOpts...)
 	s := grpc.NewServer(so...)
-	Register(s, h, opts...)
+	desc := authenticateFirst(grpcpb.A2AService_ServiceDesc, chains)
+	s.RegisterService(&desc, &service{h: h, log: c.log})
 	return s
 }
 
 // Register adds the A2A service over h to s. Of the options only
 // [WithLogger] applies: the other ones configure the server, which the
-// caller built.
+// caller built. Authentication installed as interceptors
+// ([HTTPAuthInterceptors]) runs after gRPC has decoded a unary call's
+// message; [NewServer] with [WithHTTPAuth] authenticates before.
 func Register(s grpc.ServiceRegistrar, h *server.Handler, opts ...Option) {
 	c := newConfig(opts)
 	grpcpb.RegisterA2AServiceServer(s, &service{h: h, log: c.log})
+}
+
+// authenticateFirst returns desc with each unary method's handler behind
+// chains, the authentication middleware in order: a method handler gets
+// the message's decoder (dec) and decodes before it calls the
+// interceptors, so authenticating there, before the generated handler
+// runs, is the one place that comes before decoding.
+func authenticateFirst(desc grpc.ServiceDesc, chains []http.Handler) grpc.ServiceDesc {
+	if len(chains) == 0 {
+		return desc
+	}
+	methods := make([]grpc.MethodDesc, len(desc.Methods))
+	for i, m := range desc.Methods {
+		handler, full := m.Handler, "/"+desc.ServiceName+"/"+m.MethodName
+		m.Handler = func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+			return authenticated(chains, ctx, full, func(ctx context.Context) (any, error) {
+				return handler(srv, ctx, dec, interceptor)
+			})
+		}
+		methods[i] = m
+	}
+	desc.Methods = methods
+	return desc
+}
+
+// authenticated runs call if every chain, in order, passes it on.
+func authenticated(chains []http.Handler, ctx context.Context, method string, call func(context.Context) (any, error)) (any, error) {
+	if len(chains) == 0 {
+		return call(ctx)
+	}
+	var (
+		res any
+		err error
+	)
+	refused, hdr := authenticate(chains[0], ctx, method, func(ctx context.Context) {
+		res, err = authenticated(chains[1:], ctx, method, call)
+	})
+	if refused != nil {
+		if hdr != nil {
+			_ = grpc.SetHeader(ctx, hdr)
+		}
+		return nil, refused.Err()
+	}
+	return res, err
 }
 
 // service implements grpcpb.A2AServiceServer over a Handler.

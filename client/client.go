@@ -290,17 +290,17 @@ const (
 )
 
 var opNames = [...]string{
-	opSendMessage:          "SendMessage",
-	opSendStreamingMessage: "SendStreamingMessage",
-	opGetTask:              "GetTask",
-	opListTasks:            "ListTasks",
-	opCancelTask:           "CancelTask",
-	opSubscribeToTask:      "SubscribeToTask",
-	opCreatePushConfig:     "CreateTaskPushNotificationConfig",
-	opGetPushConfig:        "GetTaskPushNotificationConfig",
-	opListPushConfigs:      "ListTaskPushNotificationConfigs",
-	opDeletePushConfig:     "DeleteTaskPushNotificationConfig",
-	opGetExtendedCard:      "GetExtendedAgentCard",
+	opSendMessage:          a2a.MethodSendMessage,
+	opSendStreamingMessage: a2a.MethodSendStreamingMessage,
+	opGetTask:              a2a.MethodGetTask,
+	opListTasks:            a2a.MethodListTasks,
+	opCancelTask:           a2a.MethodCancelTask,
+	opSubscribeToTask:      a2a.MethodSubscribeToTask,
+	opCreatePushConfig:     a2a.MethodCreateTaskPushNotificationConfig,
+	opGetPushConfig:        a2a.MethodGetTaskPushNotificationConfig,
+	opListPushConfigs:      a2a.MethodListTaskPushNotificationConfigs,
+	opDeletePushConfig:     a2a.MethodDeleteTaskPushNotificationConfig,
+	opGetExtendedCard:      a2a.MethodGetExtendedAgentCard,
 }
 
 func (o op) String() string { return opNames[o] }

@@ -239,23 +239,23 @@ type transport struct {
 // and fresh messages for its request and result.
 func unaryMethod(name string) (full string, in, out proto.Message, ok bool) {
 	switch name {
-	case "SendMessage":
+	case a2a.MethodSendMessage:
 		return grpcpb.A2AService_SendMessage_FullMethodName, new(grpcpb.SendMessageRequest), new(grpcpb.SendMessageResponse), true
-	case "GetTask":
+	case a2a.MethodGetTask:
 		return grpcpb.A2AService_GetTask_FullMethodName, new(grpcpb.GetTaskRequest), new(grpcpb.Task), true
-	case "ListTasks":
+	case a2a.MethodListTasks:
 		return grpcpb.A2AService_ListTasks_FullMethodName, new(grpcpb.ListTasksRequest), new(grpcpb.ListTasksResponse), true
-	case "CancelTask":
+	case a2a.MethodCancelTask:
 		return grpcpb.A2AService_CancelTask_FullMethodName, new(grpcpb.CancelTaskRequest), new(grpcpb.Task), true
-	case "CreateTaskPushNotificationConfig":
+	case a2a.MethodCreateTaskPushNotificationConfig:
 		return grpcpb.A2AService_CreateTaskPushNotificationConfig_FullMethodName, new(grpcpb.TaskPushNotificationConfig), new(grpcpb.TaskPushNotificationConfig), true
-	case "GetTaskPushNotificationConfig":
+	case a2a.MethodGetTaskPushNotificationConfig:
 		return grpcpb.A2AService_GetTaskPushNotificationConfig_FullMethodName, new(grpcpb.GetTaskPushNotificationConfigRequest), new(grpcpb.TaskPushNotificationConfig), true
-	case "ListTaskPushNotificationConfigs":
+	case a2a.MethodListTaskPushNotificationConfigs:
 		return grpcpb.A2AService_ListTaskPushNotificationConfigs_FullMethodName, new(grpcpb.ListTaskPushNotificationConfigsRequest), new(grpcpb.ListTaskPushNotificationConfigsResponse), true
-	case "DeleteTaskPushNotificationConfig":
+	case a2a.MethodDeleteTaskPushNotificationConfig:
 		return grpcpb.A2AService_DeleteTaskPushNotificationConfig_FullMethodName, new(grpcpb.DeleteTaskPushNotificationConfigRequest), new(emptypb.Empty), true
-	case "GetExtendedAgentCard":
+	case a2a.MethodGetExtendedAgentCard:
 		return grpcpb.A2AService_GetExtendedAgentCard_FullMethodName, new(grpcpb.GetExtendedAgentCardRequest), new(grpcpb.AgentCard), true
 	}
 	return "", nil, nil, false
@@ -325,9 +325,9 @@ func (t *transport) Stream(ctx context.Context, method string, req any) (client.
 func (t *transport) open(ctx context.Context, method string, req any) (grpc.ServerStreamingClient[grpcpb.StreamResponse], error) {
 	var in proto.Message
 	switch method {
-	case "SendStreamingMessage":
+	case a2a.MethodSendStreamingMessage:
 		in = new(grpcpb.SendMessageRequest)
-	case "SubscribeToTask":
+	case a2a.MethodSubscribeToTask:
 		in = new(grpcpb.SubscribeToTaskRequest)
 	default:
 		return nil, fmt.Errorf("grpcclient: %q is not a streaming A2A operation", method)

@@ -314,55 +314,55 @@ func stream[Req any](s *service, ss grpc.ServerStream, op string, in proto.Messa
 
 // SendMessage implements A2AService.SendMessage.
 func (s *service) SendMessage(ctx context.Context, in *grpcpb.SendMessageRequest) (*grpcpb.SendMessageResponse, error) {
-	return unary[a2a.SendMessageRequest, *a2a.SendMessageResponse, grpcpb.SendMessageResponse](s, ctx, "SendMessage", in, s.h.SendMessage)
+	return unary[a2a.SendMessageRequest, *a2a.SendMessageResponse, grpcpb.SendMessageResponse](s, ctx, a2a.MethodSendMessage, in, s.h.SendMessage)
 }
 
 // SendStreamingMessage implements A2AService.SendStreamingMessage.
 func (s *service) SendStreamingMessage(in *grpcpb.SendMessageRequest, ss grpc.ServerStreamingServer[grpcpb.StreamResponse]) error {
-	return stream(s, ss, "SendStreamingMessage", in, s.h.SendStreamingMessage)
+	return stream(s, ss, a2a.MethodSendStreamingMessage, in, s.h.SendStreamingMessage)
 }
 
 // GetTask implements A2AService.GetTask.
 func (s *service) GetTask(ctx context.Context, in *grpcpb.GetTaskRequest) (*grpcpb.Task, error) {
-	return unary[a2a.GetTaskRequest, *a2a.Task, grpcpb.Task](s, ctx, "GetTask", in, s.h.GetTask)
+	return unary[a2a.GetTaskRequest, *a2a.Task, grpcpb.Task](s, ctx, a2a.MethodGetTask, in, s.h.GetTask)
 }
 
 // ListTasks implements A2AService.ListTasks.
 func (s *service) ListTasks(ctx context.Context, in *grpcpb.ListTasksRequest) (*grpcpb.ListTasksResponse, error) {
-	return unary[a2a.ListTasksRequest, *a2a.ListTasksResponse, grpcpb.ListTasksResponse](s, ctx, "ListTasks", in, s.h.ListTasks)
+	return unary[a2a.ListTasksRequest, *a2a.ListTasksResponse, grpcpb.ListTasksResponse](s, ctx, a2a.MethodListTasks, in, s.h.ListTasks)
 }
 
 // CancelTask implements A2AService.CancelTask.
 func (s *service) CancelTask(ctx context.Context, in *grpcpb.CancelTaskRequest) (*grpcpb.Task, error) {
-	return unary[a2a.CancelTaskRequest, *a2a.Task, grpcpb.Task](s, ctx, "CancelTask", in, s.h.CancelTask)
+	return unary[a2a.CancelTaskRequest, *a2a.Task, grpcpb.Task](s, ctx, a2a.MethodCancelTask, in, s.h.CancelTask)
 }
 
 // SubscribeToTask implements A2AService.SubscribeToTask.
 func (s *service) SubscribeToTask(in *grpcpb.SubscribeToTaskRequest, ss grpc.ServerStreamingServer[grpcpb.StreamResponse]) error {
-	return stream(s, ss, "SubscribeToTask", in, s.h.SubscribeToTask)
+	return stream(s, ss, a2a.MethodSubscribeToTask, in, s.h.SubscribeToTask)
 }
 
 // CreateTaskPushNotificationConfig implements
 // A2AService.CreateTaskPushNotificationConfig.
 func (s *service) CreateTaskPushNotificationConfig(ctx context.Context, in *grpcpb.TaskPushNotificationConfig) (*grpcpb.TaskPushNotificationConfig, error) {
-	return unary[a2a.TaskPushNotificationConfig, *a2a.TaskPushNotificationConfig, grpcpb.TaskPushNotificationConfig](s, ctx, "CreateTaskPushNotificationConfig", in, s.h.CreateTaskPushNotificationConfig)
+	return unary[a2a.TaskPushNotificationConfig, *a2a.TaskPushNotificationConfig, grpcpb.TaskPushNotificationConfig](s, ctx, a2a.MethodCreateTaskPushNotificationConfig, in, s.h.CreateTaskPushNotificationConfig)
 }
 
 // GetTaskPushNotificationConfig implements
 // A2AService.GetTaskPushNotificationConfig.
 func (s *service) GetTaskPushNotificationConfig(ctx context.Context, in *grpcpb.GetTaskPushNotificationConfigRequest) (*grpcpb.TaskPushNotificationConfig, error) {
-	return unary[a2a.GetTaskPushNotificationConfigRequest, *a2a.TaskPushNotificationConfig, grpcpb.TaskPushNotificationConfig](s, ctx, "GetTaskPushNotificationConfig", in, s.h.GetTaskPushNotificationConfig)
+	return unary[a2a.GetTaskPushNotificationConfigRequest, *a2a.TaskPushNotificationConfig, grpcpb.TaskPushNotificationConfig](s, ctx, a2a.MethodGetTaskPushNotificationConfig, in, s.h.GetTaskPushNotificationConfig)
 }
 
 // ListTaskPushNotificationConfigs implements
 // A2AService.ListTaskPushNotificationConfigs.
 func (s *service) ListTaskPushNotificationConfigs(ctx context.Context, in *grpcpb.ListTaskPushNotificationConfigsRequest) (*grpcpb.ListTaskPushNotificationConfigsResponse, error) {
-	return unary[a2a.ListTaskPushNotificationConfigsRequest, *a2a.ListTaskPushNotificationConfigsResponse, grpcpb.ListTaskPushNotificationConfigsResponse](s, ctx, "ListTaskPushNotificationConfigs", in, s.h.ListTaskPushNotificationConfigs)
+	return unary[a2a.ListTaskPushNotificationConfigsRequest, *a2a.ListTaskPushNotificationConfigsResponse, grpcpb.ListTaskPushNotificationConfigsResponse](s, ctx, a2a.MethodListTaskPushNotificationConfigs, in, s.h.ListTaskPushNotificationConfigs)
 }
 
 // GetExtendedAgentCard implements A2AService.GetExtendedAgentCard.
 func (s *service) GetExtendedAgentCard(ctx context.Context, in *grpcpb.GetExtendedAgentCardRequest) (*grpcpb.AgentCard, error) {
-	return unary[a2a.GetExtendedAgentCardRequest, *a2a.AgentCard, grpcpb.AgentCard](s, ctx, "GetExtendedAgentCard", in, s.h.GetExtendedAgentCard)
+	return unary[a2a.GetExtendedAgentCardRequest, *a2a.AgentCard, grpcpb.AgentCard](s, ctx, a2a.MethodGetExtendedAgentCard, in, s.h.GetExtendedAgentCard)
 }
 
 // DeleteTaskPushNotificationConfig implements
@@ -371,5 +371,5 @@ func (s *service) DeleteTaskPushNotificationConfig(ctx context.Context, in *grpc
 	del := func(ctx context.Context, req *a2a.DeleteTaskPushNotificationConfigRequest) (struct{}, error) {
 		return struct{}{}, s.h.DeleteTaskPushNotificationConfig(ctx, req)
 	}
-	return unary[a2a.DeleteTaskPushNotificationConfigRequest, struct{}, emptypb.Empty](s, ctx, "DeleteTaskPushNotificationConfig", in, del)
+	return unary[a2a.DeleteTaskPushNotificationConfigRequest, struct{}, emptypb.Empty](s, ctx, a2a.MethodDeleteTaskPushNotificationConfig, in, del)
 }

@@ -162,12 +162,12 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 		err    error
 	)
 	switch env.Method {
-	case "SendMessage":
+	case a2a.MethodSendMessage:
 		var req a2a.SendMessageRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.SendMessage(ctx, &req)
 		}
-	case "SendStreamingMessage":
+	case a2a.MethodSendStreamingMessage:
 		var req a2a.SendMessageRequest
 		if perr := decodeParams(env.Params, &req); perr != nil {
 			err = perr
@@ -177,7 +177,7 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			return j.h.SendStreamingMessage(ctx, &req)
 		})
 		return
-	case "SubscribeToTask":
+	case a2a.MethodSubscribeToTask:
 		var req a2a.SubscribeToTaskRequest
 		if perr := decodeParams(env.Params, &req); perr != nil {
 			err = perr
@@ -187,43 +187,43 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			return j.h.SubscribeToTask(ctx, &req)
 		})
 		return
-	case "GetTask":
+	case a2a.MethodGetTask:
 		var req a2a.GetTaskRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.GetTask(ctx, &req)
 		}
-	case "ListTasks":
+	case a2a.MethodListTasks:
 		var req a2a.ListTasksRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.ListTasks(ctx, &req)
 		}
-	case "CancelTask":
+	case a2a.MethodCancelTask:
 		var req a2a.CancelTaskRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.CancelTask(ctx, &req)
 		}
-	case "CreateTaskPushNotificationConfig":
+	case a2a.MethodCreateTaskPushNotificationConfig:
 		var req a2a.TaskPushNotificationConfig
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.CreateTaskPushNotificationConfig(ctx, &req)
 		}
-	case "GetTaskPushNotificationConfig":
+	case a2a.MethodGetTaskPushNotificationConfig:
 		var req a2a.GetTaskPushNotificationConfigRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.GetTaskPushNotificationConfig(ctx, &req)
 		}
-	case "ListTaskPushNotificationConfigs":
+	case a2a.MethodListTaskPushNotificationConfigs:
 		var req a2a.ListTaskPushNotificationConfigsRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.ListTaskPushNotificationConfigs(ctx, &req)
 		}
-	case "DeleteTaskPushNotificationConfig":
+	case a2a.MethodDeleteTaskPushNotificationConfig:
 		var req a2a.DeleteTaskPushNotificationConfigRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			err = j.h.DeleteTaskPushNotificationConfig(ctx, &req)
 			result = struct{}{}
 		}
-	case "GetExtendedAgentCard":
+	case a2a.MethodGetExtendedAgentCard:
 		var req a2a.GetExtendedAgentCardRequest
 		if err = decodeParams(env.Params, &req); err == nil {
 			result, err = j.h.GetExtendedAgentCard(ctx, &req)

@@ -223,6 +223,27 @@ type Importer interface {
 	Import(ctx context.Context, scope Scope, tasks []*a2a.Task) error
 }
 
+// CheckAppend checks the numbering of an Append after seq after (or of
+// the events an Update's function returns, after the log's end): after
+// is not negative, there is at least one event, and the events carry
+// after+1, after+2, ... Every store calls it before anything else; its
+// errors are never ErrConflict, so that optimistic retry loops do not
+// spin on them.
+func CheckAppend(after int64, events []Event) error {
+	switch {
+	case after < 0:
+		return fmt.Errorf("append after negative seq %d", after)
+	case len(events) == 0:
+		return errors.New("append of no events")
+	}
+	for i, ev := range events {
+		if want := after + int64(i) + 1; ev.Seq != want {
+			return fmt.Errorf("event %d of the append has seq %d, want %d", i, ev.Seq, want)
+		}
+	}
+	return nil
+}
+
 // CheckImport checks the tasks of an Import: none nil, each with an id, no
 // id twice (ErrConflict). Importers call it before writing anything.
 func CheckImport(tasks []*a2a.Task) error {

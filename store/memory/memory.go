@@ -223,10 +223,8 @@ func (s *Store) append(ctx context.Context, scope store.Scope, taskID string, af
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for i, ev := range events {
-		if ev.Seq != after+int64(i)+1 {
-			return fmt.Errorf("memory: event %d has seq %d, want %d", i, ev.Seq, after+int64(i)+1)
-		}
+	if err := store.CheckAppend(after, events); err != nil {
+		return fmt.Errorf("memory: task %q: %w", taskID, err)
 	}
 	enc := encode(events, task)
 	s.mu.Lock()
@@ -303,10 +301,8 @@ func (s *Store) update(scope store.Scope, taskID string, after int64, fn func(si
 	if task == nil {
 		return 0, fmt.Errorf("memory: Update of task %q with no snapshot", taskID)
 	}
-	for i, ev := range events {
-		if ev.Seq != r.seq+int64(i)+1 {
-			return 0, fmt.Errorf("memory: event %d has seq %d, want %d", i, ev.Seq, r.seq+int64(i)+1)
-		}
+	if err := store.CheckAppend(r.seq, events); err != nil {
+		return 0, fmt.Errorf("memory: task %q: %w", taskID, err)
 	}
 	if r.frozen != nil {
 		return 0, fmt.Errorf("memory: task %q is finished: %w", taskID, store.ErrConflict)

@@ -41,8 +41,8 @@ func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, af
 // prepareAppend checks and encodes an Append, with the task's snapshot
 // when [store.SnapshotDue] says so, or always with withSnap.
 func (s *Store) prepareAppend(scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task, withSnap bool) (*appendReq, error) {
-	if len(events) == 0 {
-		return nil, fmt.Errorf("postgres: Append to task %q with no events", taskID)
+	if err := store.CheckAppend(after, events); err != nil {
+		return nil, fmt.Errorf("postgres: task %q: %w", taskID, err)
 	}
 	if task == nil {
 		return nil, fmt.Errorf("postgres: Append to task %q with no snapshot", taskID)
@@ -51,9 +51,6 @@ func (s *Store) prepareAppend(scope store.Scope, taskID string, after int64, eve
 	payloads := make([][]byte, len(events))
 	tail := 0
 	for i, ev := range events {
-		if want := after + int64(i) + 1; ev.Seq != want {
-			return nil, fmt.Errorf("postgres: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
-		}
 		b, err := ev.Encode()
 		if err != nil {
 			return nil, fmt.Errorf("postgres: encoding event %d of task %q: %w", ev.Seq, taskID, err)

@@ -33,12 +33,6 @@ var errSnapshotDue = errors.New("sqlite: the snapshot is due")
 // Either way the encoding happens on the caller's goroutine, never on the
 // writer's, which all Appends share.
 func (s *Store) Append(ctx context.Context, scope store.Scope, taskID string, after int64, events []store.Event, task *a2a.Task) error {
-	if len(events) == 0 {
-		return fmt.Errorf("sqlite: Append to task %q with no events", taskID)
-	}
-	if after < 0 {
-		return fmt.Errorf("sqlite: Append to task %q after negative seq %d", taskID, after)
-	}
 	a, err := encodeAppend(scope, taskID, after, events, task)
 	if err != nil {
 		return err
@@ -87,11 +81,11 @@ func encodeAppend(scope store.Scope, taskID string, after int64, events []store.
 	if task == nil {
 		return nil, fmt.Errorf("sqlite: Append to task %q with no snapshot", taskID)
 	}
+	if err := store.CheckAppend(after, events); err != nil {
+		return nil, fmt.Errorf("sqlite: task %q: %w", taskID, err)
+	}
 	a := &appendReq{scope: scope, taskID: taskID, after: after, task: task, payloads: make([][]byte, len(events))}
 	for i, ev := range events {
-		if want := after + int64(i) + 1; ev.Seq != want {
-			return nil, fmt.Errorf("sqlite: event %d of task %q has seq %d, want %d", i, taskID, ev.Seq, want)
-		}
 		b, err := ev.Encode()
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: encoding event %d of task %q: %w", ev.Seq, taskID, err)

@@ -213,6 +213,18 @@ func testAppendBadSeq(t *testing.T, s store.Store) {
 		checkUnchanged(t, what, s, scopeA, task.ID, before)
 	}
 
+	// After a negative seq: refused as misnumbered, not as a conflict
+	// that a retry loop would try again.
+	for _, after := range []int64{-1, -5} {
+		evs := []store.Event{statusEvent(after+1, next)}
+		what := fmt.Sprintf("Append after %d", after)
+		err := s.Append(t.Context(), scopeA, task.ID, after, evs, next)
+		if err == nil || errors.Is(err, store.ErrConflict) {
+			t.Errorf("%s: err = %v, want an error other than ErrConflict", what, err)
+		}
+		checkUnchanged(t, what, s, scopeA, task.ID, before)
+	}
+
 	// Creating with bad numbers creates nothing.
 	fresh := newTask("task-2", "ctx-1", a2a.TaskStateSubmitted, at(0))
 	for _, seqs := range [][]int64{{2}, {0}, {1, 1}, {1, 3}} {

@@ -14,7 +14,7 @@ import (
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/internal/grpcpb"
 	"github.com/goa2a/a2a/server"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 // The goa2a-grpc target: the goa2a target's Handler (echo agent, default

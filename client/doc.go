@@ -1,6 +1,6 @@
 // Package client calls A2A agents (A2A protocol v1.0) over the JSON-RPC
 // and HTTP+JSON bindings, and over other bindings given a [Transport]
-// with [WithTransport]: package client/grpc adds the gRPC binding that
+// with [WithTransport]: package client/grpcclient adds the gRPC binding that
 // way, so that programs that do not use it do not depend on gRPC.
 //
 // [New] fetches an agent's card from its well-known URL and picks the

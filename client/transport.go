@@ -15,7 +15,7 @@ import (
 )
 
 // Transport carries the operations of one protocol binding that this
-// package does not implement itself, such as gRPC (package client/grpc).
+// package does not implement itself, such as gRPC (package client/grpcclient).
 // Install one with [WithTransport]. The [Client] does everything else:
 // it chooses the interface, fills in the tenant, applies [WithTimeout],
 // and turns streams into iterators.

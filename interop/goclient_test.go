@@ -17,7 +17,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
-	grpcclient "github.com/goa2a/a2a/client/grpc"
+	"github.com/goa2a/a2a/client/grpcclient"
 )
 
 // artifactText joins the text of every part of every artifact.

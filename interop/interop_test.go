@@ -23,8 +23,8 @@ import (
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/a2agrpc"
 	"github.com/goa2a/a2a/server/a2ahttp"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
 	"github.com/goa2a/a2a/store/memory"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
-	grpcclient "github.com/goa2a/a2a/client/grpc"
+	"github.com/goa2a/a2a/client/grpcclient"
 )
 
 // Exit codes of the client commands, documented in the usage text and
@@ -120,7 +120,7 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 		// Only on request: a card whose first interface is an unusual gRPC
 		// URL must not keep the CLI from its JSON bindings. TLS for
 		// https:// URLs and, for host:port, when the card came over https
-		// or --cacert/--cert is given (client/grpc).
+		// or --cacert/--cert is given (client/grpcclient).
 		opts = append(opts, grpcclient.Transport(), client.WithBindings(a2a.BindingGRPC))
 	default:
 		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc, rest or grpc", f.binding))

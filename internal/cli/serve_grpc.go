@@ -18,7 +18,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/grpcpb"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 // The gRPC binding of a2a serve (--grpc-addr): its own listener, the same

@@ -1,7 +1,7 @@
 // Package grpcpb holds the Go code generated from the normative A2A proto
 // (package lf.a2a.v1) for the gRPC binding, and the conversions between
-// those types and the model of package a2a. Only server/grpc and
-// client/grpc use it.
+// those types and the model of package a2a. Only server/a2agrpc and
+// client/grpcclient use it.
 //
 // To regenerate (protoc 3.21 or later, protoc-gen-go v1.36.12 and
 // protoc-gen-go-grpc v1.6.2 on PATH):

@@ -25,7 +25,7 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/grpcpb"
 	"github.com/goa2a/a2a/server"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 // The gRPC side of TestBindingsAgree: a third deterministic server, served

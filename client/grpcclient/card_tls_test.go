@@ -8,7 +8,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
-	grpcclient "github.com/goa2a/a2a/client/grpc"
+	"github.com/goa2a/a2a/client/grpcclient"
 )
 
 // wrapped is a RoundTripper around another, as instrumentation libraries

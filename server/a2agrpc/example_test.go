@@ -10,7 +10,7 @@ import (
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/server"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 // Serve the echo agent over gRPC, with API keys checked by the same

@@ -22,7 +22,7 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/grpcpb"
 	"github.com/goa2a/a2a/server"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 const testTimeout = 20 * time.Second

@@ -27,7 +27,7 @@ import (
 	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/internal/grpcpb"
 	"github.com/goa2a/a2a/server"
-	a2agrpc "github.com/goa2a/a2a/server/grpc"
+	"github.com/goa2a/a2a/server/a2agrpc"
 )
 
 func apiKeys(next http.Handler) http.Handler {

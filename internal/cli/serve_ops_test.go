@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -59,7 +60,14 @@ func TestServeHealthAndMetrics(t *testing.T) {
 	for range rc.SendStreamingMessage(t.Context(), textRequest("stream")) {
 	}
 
+	// The client may read the stream's end before the server has done
+	// accounting for it (a detached stream ends in a goroutine of its
+	// own): wait for that.
 	after := ts.metrics(t)
+	for deadline := time.Now().Add(30 * time.Second); after[`a2a_open_streams{binding="rest"}`] != 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		after = ts.metrics(t)
+	}
 	for series, want := range map[string]float64{
 		sends: 2,
 		`a2a_http_request_duration_seconds_count{binding="jsonrpc",method="SendMessage"}`:                 2,

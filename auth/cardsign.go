@@ -36,10 +36,11 @@ const (
 	CardHS256 = jose.HS256 // HMAC with SHA-256: a shared secret, for demos and tests
 )
 
-// DefaultCardAlgorithms are the algorithms a [CardVerifier] accepts when
-// its Algorithms is nil. HS256 is not among them: a verifier that holds an
-// HMAC secret could also sign, so it must be asked for by name.
-var DefaultCardAlgorithms = []string{CardES256, CardRS256, CardEdDSA}
+// DefaultCardAlgorithms returns the algorithms a [CardVerifier] accepts
+// when its Algorithms is nil. HS256 is not among them: a verifier that
+// holds an HMAC secret could also sign, so it must be asked for by name.
+// Each call returns a new slice: no caller can change what others accept.
+func DefaultCardAlgorithms() []string { return []string{CardES256, CardRS256, CardEdDSA} }
 
 // Errors of card verification, to check with [errors.Is]. The error
 // [CardVerifier.Verify] returns says which signature failed and why.
@@ -292,7 +293,7 @@ type VerifiedCardSignature struct {
 func (v *CardVerifier) Verify(ctx context.Context, cardJSON []byte) (VerifiedCardSignature, error) {
 	algs := v.Algorithms
 	if algs == nil {
-		algs = DefaultCardAlgorithms
+		algs = DefaultCardAlgorithms()
 	}
 	for _, a := range algs {
 		if a != jose.ES256 && a != jose.RS256 && a != jose.EdDSA && a != jose.HS256 {

@@ -61,6 +61,8 @@ type Handler struct {
 	// storing again while the store is unavailable.
 	retryBase, retryMax time.Duration
 
+	pushLocks pushConfigLocks // push.go
+
 	interceptors []Interceptor // WithInterceptors, outermost first
 	chain        *interceptors // built from them by NewHandler; nil for none
 }

@@ -58,7 +58,7 @@ func (h *Handler) createTaskPushNotificationConfig(ctx context.Context, req *a2a
 	}
 	// The stripe lock is released before the task's lock is taken:
 	// continueTask takes them in the other order (task, then stripe).
-	unlock := lockPushConfigs(scope, c.TaskID)
+	unlock := h.lockPushConfigs(scope, c.TaskID)
 	err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID)
 	if err == nil {
 		if err = h.store.PutPushConfig(ctx, scope, &c); err != nil {
@@ -104,20 +104,20 @@ func (h *Handler) checkPushConfigCap(ctx context.Context, scope store.Scope, tas
 
 // pushConfigLocks serialize, per task (hashed into a few stripes), the
 // count and the put of CreateTaskPushNotificationConfig, so that
-// concurrent creates in one process cannot pass the cap together. Servers
-// that share a store across processes can still exceed it by one per
-// process. Lock order: a task's lock (liveTask.mu) before a stripe, never
+// concurrent creates through one Handler cannot pass the cap together.
+// Handlers that share a store (replicas) can still exceed it by one
+// each. Lock order: a task's lock (liveTask.mu) before a stripe, never
 // the other way round.
-var pushConfigLocks [64]sync.Mutex
+type pushConfigLocks [64]sync.Mutex
 
-func lockPushConfigs(scope store.Scope, taskID string) (unlock func()) {
+func (h *Handler) lockPushConfigs(scope store.Scope, taskID string) (unlock func()) {
 	f := fnv.New32a()
 	f.Write([]byte(scope.Tenant))
 	f.Write([]byte{0})
 	f.Write([]byte(scope.Owner))
 	f.Write([]byte{0})
 	f.Write([]byte(taskID))
-	mu := &pushConfigLocks[f.Sum32()%uint32(len(pushConfigLocks))]
+	mu := &h.pushLocks[f.Sum32()%uint32(len(h.pushLocks))]
 	mu.Lock()
 	return mu.Unlock
 }

@@ -107,7 +107,7 @@ func lockOrderScenario() {
 	}()
 	// Wait until A holds the task's lock and waits for the stripe lock.
 	deadline := time.Now().Add(10 * time.Second)
-	for !goroutineIn("server.lockPushConfigs", "server.(*Handler).continueTask") {
+	for !goroutineIn("server.(*Handler).lockPushConfigs", "server.(*Handler).continueTask") {
 		if time.Now().After(deadline) {
 			fail("SendMessage never reached lockPushConfigs")
 		}

@@ -434,7 +434,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		if c.ID == "" {
 			c.ID = h.newID()
 		}
-		unlock := lockPushConfigs(scope, c.TaskID)
+		unlock := h.lockPushConfigs(scope, c.TaskID)
 		err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID)
 		if err == nil {
 			err = h.store.PutPushConfig(context.WithoutCancel(ctx), scope, &c)

@@ -665,7 +665,7 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 		res.Err = fmt.Errorf("webhook URL: %w", err)
 		return res
 	}
-	eventID := cfg.TaskID + ":" + strconv.FormatInt(ev.Seq, 10)
+	eventID := store.EventID(cfg.TaskID, ev.Seq)
 	h := req.Header
 	h.Set("Content-Type", "application/a2a+json")
 	h.Set("User-Agent", "goa2a-push/1")

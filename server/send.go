@@ -177,7 +177,7 @@ func (h *Handler) sendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		if req.Configuration != nil {
 			historyLength = req.Configuration.HistoryLength
 		}
-		first := StreamEvent{ID: eventID(res.lt.id, res.seq), Event: present(res.task, historyLength, true)}
+		first := StreamEvent{ID: store.EventID(res.lt.id, res.seq), Event: present(res.task, historyLength, true)}
 		if s := res.task.Status.State; !yield(first, nil) || s.Terminal() || s == a2a.TaskStateInputRequired {
 			// A retry (idempotent.go) may find the task where its
 			// stream ends: the task is then the one frame.
@@ -187,8 +187,6 @@ func (h *Handler) sendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		h.follow(ctx, res.lt, res.sub, res.seq, yield)
 	}
 }
-
-func eventID(taskID string, seq int64) string { return taskID + ":" + strconv.FormatInt(seq, 10) }
 
 // follow streams the events of lt after seq from sub until the stream must
 // close, the consumer stops, or ctx ends. A nil sub, or one cut off for
@@ -290,13 +288,13 @@ func emit(taskID string, ev store.Event, seq int64, yield func(StreamEvent, erro
 	}
 	switch p := ev.Payload.(type) {
 	case *a2a.TaskStatusUpdateEvent:
-		if !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil) {
+		if !yield(StreamEvent{ID: store.EventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil) {
 			return ev.Seq, true
 		}
 		s := p.Status.State
 		return ev.Seq, s.Terminal() || s == a2a.TaskStateInputRequired
 	case *a2a.TaskArtifactUpdateEvent:
-		return ev.Seq, !yield(StreamEvent{ID: eventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil)
+		return ev.Seq, !yield(StreamEvent{ID: store.EventID(taskID, ev.Seq), Event: p, Data: ev.Data}, nil)
 	}
 	// Client messages and the creating snapshot are part of the task, not
 	// frames of their own.

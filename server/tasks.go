@@ -6,7 +6,6 @@ import (
 	"errors"
 	"iter"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -242,7 +241,7 @@ func (h *Handler) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 		sub := newSubscriber(streamBuffer)
 		lt.subscribe(sub)
 		lt.mu.Unlock()
-		if !yield(StreamEvent{ID: eventID(t.ID, seq), Event: present(t, nil, true)}, nil) {
+		if !yield(StreamEvent{ID: store.EventID(t.ID, seq), Event: present(t, nil, true)}, nil) {
 			lt.unsubscribe(sub)
 			return
 		}
@@ -256,12 +255,8 @@ func (h *Handler) resumePoint(ctx context.Context, taskID string) (int64, bool) 
 	if !ok || p.LastEventID == "" {
 		return 0, false
 	}
-	id, seqText, ok := strings.Cut(p.LastEventID, ":")
+	id, seq, ok := store.ParseEventID(p.LastEventID)
 	if !ok || id != taskID {
-		return 0, false
-	}
-	seq, err := strconv.ParseInt(seqText, 10, 64)
-	if err != nil || seq < 1 {
 		return 0, false
 	}
 	return seq, true

@@ -34,3 +34,15 @@ func Methods() []string {
 func IsStreamingMethod(method string) bool {
 	return method == MethodSendStreamingMessage || method == MethodSubscribeToTask
 }
+
+// The service parameters (A2A §3.2.6) as the HTTP bindings send them, as
+// headers, and as the gRPC binding does, as metadata keys (A2A §10.2).
+// Last-Event-ID is SSE's own header, which a client reconnecting to a
+// stream sends with the id of the last event it received.
+const (
+	HeaderVersion      = "A2A-Version"
+	HeaderExtensions   = "A2A-Extensions"
+	HeaderLastEventID  = "Last-Event-ID"
+	MetadataVersion    = "a2a-version"
+	MetadataExtensions = "a2a-extensions"
+)

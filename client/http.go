@@ -26,9 +26,9 @@ const (
 
 // Header names.
 const (
-	headerVersion     = "A2A-Version"
-	headerExtensions  = "A2A-Extensions"
-	headerLastEventID = "Last-Event-ID"
+	headerVersion     = a2a.HeaderVersion
+	headerExtensions  = a2a.HeaderExtensions
+	headerLastEventID = a2a.HeaderLastEventID
 	mediaJSON         = "application/json"
 	mediaA2AJSON      = a2a.MediaTypeA2AJSON
 	mediaEventStream  = sse.ContentType

@@ -145,7 +145,7 @@ func (c *config) bindingNames() []string {
 }
 
 // reservedHeaders are set by the client itself.
-var reservedHeaders = []string{"A2A-Version", "A2A-Extensions", "Accept", "Content-Type", "Content-Length", "Last-Event-ID", "Host"}
+var reservedHeaders = []string{a2a.HeaderVersion, a2a.HeaderExtensions, "Accept", "Content-Type", "Content-Length", a2a.HeaderLastEventID, "Host"}
 
 // WithHeader adds a header to every request, the card fetch included. It
 // may be given several times; values of one key accumulate. The headers the

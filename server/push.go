@@ -190,7 +190,7 @@ func (h *Handler) describeDelivery(ctx context.Context, scope store.Scope, c *a2
 		items = append(items, "error="+strconv.QuoteToASCII(st.LastError))
 	}
 	p.ResponseHeader.Set(PushDeliveryHeader, strings.Join(items, "; "))
-	p.ResponseHeader.Add("A2A-Extensions", PushDeliveryExtension)
+	p.ResponseHeader.Add(a2a.HeaderExtensions, PushDeliveryExtension)
 }
 
 // pushTokenKind marks page tokens of push config lists, which are bound to

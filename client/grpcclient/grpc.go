@@ -365,9 +365,9 @@ func (t *transport) outgoing(ctx context.Context) (context.Context, error) {
 			md.Append(k, vs...) // Append lower-cases the key
 		}
 	}
-	md.Set("a2a-version", a2a.ProtocolVersion)
+	md.Set(a2a.MetadataVersion, a2a.ProtocolVersion)
 	if len(t.cfg.Extensions) > 0 {
-		md.Set("a2a-extensions", strings.Join(t.cfg.Extensions, ","))
+		md.Set(a2a.MetadataExtensions, strings.Join(t.cfg.Extensions, ","))
 	}
 	return metadata.NewOutgoingContext(ctx, md), nil
 }

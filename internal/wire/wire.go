@@ -27,9 +27,9 @@ const DefaultMaxBodyBytes = 10 << 20
 
 // Header names of the A2A service parameters (A2A §3.2.6).
 const (
-	HeaderVersion    = "A2A-Version"
-	HeaderExtensions = "A2A-Extensions"
-	HeaderLastEvent  = "Last-Event-ID"
+	HeaderVersion    = a2a.HeaderVersion
+	HeaderExtensions = a2a.HeaderExtensions
+	HeaderLastEvent  = a2a.HeaderLastEventID
 )
 
 // ErrBodyTooLarge reports a request body over the limit.

@@ -54,8 +54,8 @@ const DefaultMaxRecvMsgSize = 10 << 20
 // Metadata keys of the A2A service parameters (A2A §10.2): the lowercase
 // forms of the A2A-Version and A2A-Extensions headers.
 const (
-	MetadataVersion    = "a2a-version"
-	MetadataExtensions = "a2a-extensions"
+	MetadataVersion    = a2a.MetadataVersion
+	MetadataExtensions = a2a.MetadataExtensions
 )
 
 // Option configures [NewServer] and [Register].

@@ -196,9 +196,11 @@ func TestPushTakeover(t *testing.T) {
 	add(b, chunk(id, 6, "c6", true))
 	waitUntil(t, "replica B to deliver seq 6", func() bool { return slices.Contains(byB.get(), 6) })
 	add(b, statusEvent(7, withStatus(snap, a2a.TaskStateCompleted, "done")))
-	waitUntil(t, "replica B to record the delivery of seq 7", func() bool {
+	// The store records the delivery before the Deliverer reports it:
+	// wait for both.
+	waitUntil(t, "replica B to record and report the delivery of seq 7", func() bool {
 		st, err := b.PushState(ctx, scopeA, id, cfg.ID)
-		return err == nil && st.Delivered == seq
+		return err == nil && st.Delivered == seq && slices.Contains(byB.get(), seq)
 	})
 
 	if got := byB.get(); !slices.Equal(got, []int64{4, 5, 6, 7}) {

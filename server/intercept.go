@@ -16,9 +16,10 @@ import (
 // event as it passes. Metrics, logs and traces are interceptors.
 
 // Call describes one operation, as the interceptors see it. The Handler
-// makes one per call and hands the same value to each interceptor: one
-// that runs after the operation (when next has returned, or a stream has
-// ended) sees TaskID set from the outcome.
+// makes one per call and hands the same value to each interceptor, which
+// passes it on to next as it is: one that looks after the operation (when
+// next has returned, or a stream has ended) sees TaskID set from the
+// outcome.
 type Call struct {
 	// Method is the operation's name, one of the a2a.Method constants.
 	Method string
@@ -190,11 +191,21 @@ func stream[Req any](h *Handler, ctx context.Context, method string, req *Req, o
 	return h.chain.stream(ctx, c)
 }
 
+// errForeignCall answers a Call that the Handler did not make: an
+// interceptor must pass on the one it was given.
+var errForeignCall = a2a.NewError(a2a.CodeInternal, "").WithCause(errors.New("server: an interceptor passed on a Call the Handler did not make"))
+
 func (c *Call) run(ctx context.Context) (any, error) {
+	if c.state == nil || c.state.run == nil {
+		return nil, errForeignCall
+	}
 	return c.state.run(ctx)
 }
 
 func (c *Call) open(ctx context.Context) iter.Seq2[StreamEvent, error] {
+	if c.state == nil || c.state.open == nil {
+		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, errForeignCall) }
+	}
 	return c.state.open(ctx)
 }
 

@@ -234,3 +234,16 @@ func TestInterceptorBinding(t *testing.T) {
 		t.Errorf("interceptor saw %q, want %q", bindings, want)
 	}
 }
+
+// TestInterceptorForeignCall: an interceptor that passes on a Call of its
+// own making gets an internal error, not a panic.
+func TestInterceptorForeignCall(t *testing.T) {
+	forge := server.UnaryInterceptor(func(next server.UnaryFunc) server.UnaryFunc {
+		return func(ctx context.Context, c *server.Call) (any, error) {
+			return next(ctx, &server.Call{Method: c.Method})
+		}
+	})
+	h := newHandler(t, nil, scripted, server.WithInterceptors(forge))
+	_, err := h.GetTask(testCtx(t), &a2a.GetTaskRequest{ID: "x"})
+	wantErr(t, err, a2a.ErrInternal)
+}

@@ -402,3 +402,33 @@ func (d *detached) close() {
 		ended(true)
 	}
 }
+
+// DefaultKeepAlive is how long a stream of the HTTP bindings stays idle
+// before a keep-alive comment, by default.
+const DefaultKeepAlive = 15 * time.Second
+
+// Settings are the options both HTTP bindings take, with one meaning:
+// MaxBody <= 0 is the default limit, KeepAlive <= 0 turns keep-alives off,
+// and a nil Log discards.
+type Settings struct {
+	MaxBody   int64
+	KeepAlive time.Duration
+	Log       *slog.Logger
+}
+
+// DefaultSettings are the bindings' defaults.
+func DefaultSettings() Settings {
+	return Settings{MaxBody: DefaultMaxBodyBytes, KeepAlive: DefaultKeepAlive, Log: slog.New(slog.DiscardHandler)}
+}
+
+// Normalize gives the values that mean "the default" or "off" their
+// working form.
+func (s *Settings) Normalize() {
+	if s.MaxBody <= 0 {
+		s.MaxBody = DefaultMaxBodyBytes
+	}
+	s.KeepAlive = max(s.KeepAlive, 0)
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+}

@@ -25,32 +25,31 @@ import (
 // Handler serves the JSON-RPC binding of a [server.Handler]. Mount it at the
 // URL the agent card declares for the "JSONRPC" interface.
 type Handler struct {
-	h         *server.Handler
-	maxBody   int64
-	keepAlive time.Duration
-	log       *slog.Logger
+	h   *server.Handler
+	cfg wire.Settings
 }
 
 // Option configures a [Handler].
 type Option func(*Handler)
 
 // WithMaxBodyBytes limits request bodies; larger ones are refused before
-// they are decoded. The default is 10 MiB.
-func WithMaxBodyBytes(n int64) Option { return func(j *Handler) { j.maxBody = n } }
+// they are decoded. The default (and what 0 or less means) is 10 MiB.
+func WithMaxBodyBytes(n int64) Option { return func(j *Handler) { j.cfg.MaxBody = n } }
 
 // WithKeepAlive sets how long a stream may stay idle before a keep-alive
-// comment is sent. The default is 15 seconds; 0 disables keep-alives.
-func WithKeepAlive(d time.Duration) Option { return func(j *Handler) { j.keepAlive = d } }
+// comment is sent. The default is 15 seconds; 0 or less disables keep-alives.
+func WithKeepAlive(d time.Duration) Option { return func(j *Handler) { j.cfg.KeepAlive = d } }
 
-// WithLogger sets the logger for failed writes. The default discards logs.
-func WithLogger(l *slog.Logger) Option { return func(j *Handler) { j.log = l } }
+// WithLogger sets the logger for failed writes. The default (and nil) discards logs.
+func WithLogger(l *slog.Logger) Option { return func(j *Handler) { j.cfg.Log = l } }
 
 // NewHandler returns the JSON-RPC binding of h.
 func NewHandler(h *server.Handler, opts ...Option) *Handler {
-	j := &Handler{h: h, maxBody: wire.DefaultMaxBodyBytes, keepAlive: 15 * time.Second, log: slog.New(slog.DiscardHandler)}
+	j := &Handler{h: h, cfg: wire.DefaultSettings()}
 	for _, o := range opts {
 		o(j)
 	}
+	j.cfg.Normalize()
 	return j
 }
 
@@ -71,7 +70,7 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		j.writeError(w, http.StatusMethodNotAllowed, nullID, a2a.NewError(a2a.CodeInvalidRequest, "JSON-RPC requests must be POSTed"))
 		return
 	}
-	body, err := wire.ReadBody(w, r, j.maxBody)
+	body, err := wire.ReadBody(w, r, j.cfg.MaxBody)
 	if err != nil {
 		var tl *wire.ErrBodyTooLarge
 		if errors.As(err, &tl) {
@@ -240,13 +239,13 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	b, merr := marshalResponse(env.ID, result)
 	if merr != nil {
-		j.log.Error("encoding JSON-RPC result", "method", env.Method, "err", merr)
+		j.cfg.Log.Error("encoding JSON-RPC result", "method", env.Method, "err", merr)
 		j.writeError(w, http.StatusOK, env.ID, a2a.NewError(a2a.CodeInternal, ""))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if _, err := w.Write(b); err != nil {
-		j.log.Debug("writing JSON-RPC response", "err", err)
+		j.cfg.Log.Debug("writing JSON-RPC response", "err", err)
 	}
 }
 
@@ -256,7 +255,7 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 // (REQUIREMENTS B2).
 func (j *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, id json.RawMessage, open func(context.Context) iter.Seq2[server.StreamEvent, error]) {
 	wire.Stream(ctx, w, r, open, wire.StreamFormat{
-		KeepAlive: j.keepAlive,
+		KeepAlive: j.cfg.KeepAlive,
 		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
 			if data != nil {
 				return appendResponse(make([]byte, 0, len(data)+len(id)+32), id, data), nil
@@ -265,7 +264,7 @@ func (j *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Req
 		},
 		Error:     func(w http.ResponseWriter, err error) { j.writeError(w, http.StatusOK, id, err) },
 		ErrorData: func(e *a2a.Error) []byte { return marshalError(id, e) },
-		Log:       j.log,
+		Log:       j.cfg.Log,
 	})
 }
 
@@ -318,7 +317,7 @@ func marshalError(id json.RawMessage, e *a2a.Error) []byte {
 func (j *Handler) writeError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
 	e := a2a.AsError(err)
 	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
-		j.log.Error("internal error", "err", err)
+		j.cfg.Log.Error("internal error", "err", err)
 	}
 	switch e.Code {
 	case a2a.CodeUnauthenticated, a2a.CodePermissionDenied:

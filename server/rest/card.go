@@ -19,7 +19,7 @@ func (rh *Handler) extendedCard(ctx context.Context, w http.ResponseWriter, r *h
 	}
 	b, err := wire.AppendJSON(nil, card)
 	if err != nil {
-		rh.log.Error("encoding HTTP+JSON response", "err", err)
+		rh.cfg.Log.Error("encoding HTTP+JSON response", "err", err)
 		rh.writeError(w, 0, a2a.NewError(a2a.CodeInternal, ""))
 		return
 	}
@@ -30,6 +30,6 @@ func (rh *Handler) extendedCard(ctx context.Context, w http.ResponseWriter, r *h
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(b); err != nil {
-		rh.log.Debug("writing HTTP+JSON response", "err", err)
+		rh.cfg.Log.Debug("writing HTTP+JSON response", "err", err)
 	}
 }

@@ -47,7 +47,7 @@ func marshalError(status int, e *a2a.Error) []byte {
 func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 	e := a2a.AsError(err)
 	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
-		rh.log.Error("internal error", "err", err)
+		rh.cfg.Log.Error("internal error", "err", err)
 	}
 	if status == 0 {
 		status = e.Code.HTTPStatus()
@@ -59,7 +59,7 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	if _, err := w.Write(marshalError(status, e)); err != nil {
-		rh.log.Debug("writing HTTP+JSON error", "err", err)
+		rh.cfg.Log.Debug("writing HTTP+JSON error", "err", err)
 	}
 }
 
@@ -68,7 +68,7 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 // error response; one after it is sent as a last frame (REQUIREMENTS B2).
 func (rh *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[server.StreamEvent, error]) {
 	wire.Stream(ctx, w, r, open, wire.StreamFormat{
-		KeepAlive: rh.keepAlive,
+		KeepAlive: rh.cfg.KeepAlive,
 		Frame: func(ev a2a.Event, data []byte) ([]byte, error) {
 			if data != nil {
 				return data, nil
@@ -77,6 +77,6 @@ func (rh *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Re
 		},
 		Error:     func(w http.ResponseWriter, err error) { rh.writeError(w, 0, err) },
 		ErrorData: func(e *a2a.Error) []byte { return marshalError(e.Code.HTTPStatus(), e) },
-		Log:       rh.log,
+		Log:       rh.cfg.Log,
 	})
 }

@@ -22,36 +22,32 @@ const contentType = "application/a2a+json"
 // Handler serves the HTTP+JSON binding of a [server.Handler]. It is safe for
 // concurrent use.
 type Handler struct {
-	h         *server.Handler
-	maxBody   int64
-	keepAlive time.Duration
-	log       *slog.Logger
+	h   *server.Handler
+	cfg wire.Settings
 }
 
 // Option configures a [Handler].
 type Option func(*Handler)
 
 // WithMaxBodyBytes limits request bodies; larger ones are refused with 413
-// before they are decoded. The default is 10 MiB.
-func WithMaxBodyBytes(n int64) Option { return func(rh *Handler) { rh.maxBody = n } }
+// before they are decoded. The default (and what 0 or less means) is 10 MiB.
+func WithMaxBodyBytes(n int64) Option { return func(rh *Handler) { rh.cfg.MaxBody = n } }
 
 // WithKeepAlive sets how long a stream may stay idle before a keep-alive
-// comment is sent. The default is 15 seconds; 0 disables keep-alives.
-func WithKeepAlive(d time.Duration) Option { return func(rh *Handler) { rh.keepAlive = d } }
+// comment is sent. The default is 15 seconds; 0 or less disables keep-alives.
+func WithKeepAlive(d time.Duration) Option { return func(rh *Handler) { rh.cfg.KeepAlive = d } }
 
 // WithLogger sets the logger for internal errors and failed writes. The
-// default discards logs.
-func WithLogger(l *slog.Logger) Option { return func(rh *Handler) { rh.log = l } }
+// default (and nil) discards logs.
+func WithLogger(l *slog.Logger) Option { return func(rh *Handler) { rh.cfg.Log = l } }
 
 // NewHandler returns the HTTP+JSON binding of h.
 func NewHandler(h *server.Handler, opts ...Option) *Handler {
-	rh := &Handler{h: h, maxBody: wire.DefaultMaxBodyBytes, keepAlive: 15 * time.Second, log: slog.New(slog.DiscardHandler)}
+	rh := &Handler{h: h, cfg: wire.DefaultSettings()}
 	for _, o := range opts {
 		o(rh)
 	}
-	if rh.log == nil {
-		rh.log = slog.New(slog.DiscardHandler)
-	}
+	rh.cfg.Normalize()
 	return rh
 }
 
@@ -173,7 +169,7 @@ func (rh *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.
 // returns the HTTP status to answer with (0 for the error's own) and an
 // *a2a.Error.
 func (rh *Handler) readBody(w http.ResponseWriter, r *http.Request, v any) (int, error) {
-	body, err := wire.ReadBody(w, r, rh.maxBody)
+	body, err := wire.ReadBody(w, r, rh.cfg.MaxBody)
 	if err != nil {
 		var tl *wire.ErrBodyTooLarge
 		if errors.As(err, &tl) {
@@ -226,14 +222,14 @@ func mergeField(field, path string, body *string) error {
 func (rh *Handler) writeJSON(w http.ResponseWriter, v any) {
 	b, err := wire.AppendJSON(nil, v)
 	if err != nil {
-		rh.log.Error("encoding HTTP+JSON response", "err", err)
+		rh.cfg.Log.Error("encoding HTTP+JSON response", "err", err)
 		rh.writeError(w, 0, a2a.NewError(a2a.CodeInternal, ""))
 		return
 	}
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	if _, err := w.Write(b); err != nil {
-		rh.log.Debug("writing HTTP+JSON response", "err", err)
+		rh.cfg.Log.Debug("writing HTTP+JSON response", "err", err)
 	}
 }
 

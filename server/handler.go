@@ -211,6 +211,10 @@ func NewHandler(card *a2a.AgentCard, agent Agent, opts ...Option) (*Handler, err
 		h.limits = newLimiter(Limits{})
 	}
 	h.buildInterceptors()
+	if card.Capabilities.SupportsPush() && h.pusher == nil {
+		h.log.Warn("the agent card declares pushNotifications but nothing delivers them: push configs are stored and never called",
+			"fix", "pass server.WithPusher (a push.Deliverer), or set capabilities.pushNotifications to false")
+	}
 	h.inputModes = acceptedInputModes(card)
 	for _, ext := range card.Capabilities.Extensions {
 		if ext.Required {

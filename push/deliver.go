@@ -112,10 +112,6 @@ type Deliverer struct {
 	delivered, failed, failing atomic.Int64
 }
 
-// parked is the next attempt of a config whose task has ended and which
-// has received all of it: no claim will look at it again (a task takes no
-// event after a terminal state). Registering the config again resets it.
-var parked = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // configKey names a push config across scopes.
 type configKey struct {
@@ -503,7 +499,7 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 		next := st
 		next.NextAttempt = time.Time{}
 		if ended && st.Delivered == lastSeq {
-			next.NextAttempt = parked
+			next.NextAttempt = store.PushParked
 		}
 		save(next)
 	}

@@ -444,7 +444,7 @@ func TestDeliverRetriesAfter503(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stt.NextAttempt.Year() == 9999 {
+		if stt.NextAttempt.Equal(store.PushParked) {
 			if stt.Failing || stt.Attempts != 0 || stt.LastError != "" {
 				t.Errorf("state after the retries succeeded: %+v, want attempts and error cleared", stt)
 			}
@@ -723,7 +723,7 @@ func TestDeliverClaimWhileFinishing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Delivered > 0 && (s.NextAttempt.IsZero() || s.NextAttempt.Equal(store.PushIdle) || s.NextAttempt.Year() == 9999) {
+			if s.Delivered > 0 && (s.NextAttempt.IsZero() || s.NextAttempt.Equal(store.PushIdle) || s.NextAttempt.Equal(store.PushParked)) {
 				break
 			}
 			if time.Now().After(deadline) {

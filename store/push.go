@@ -41,6 +41,12 @@ type PushState struct {
 // NextAttempt.
 var PushIdle = time.UnixMilli(253339228800000).UTC() // 9998-01-01T00:00:00Z
 
+// PushParked is the NextAttempt of a config whose task has ended and
+// which has received all of it: no claim looks at it again (a task takes
+// no event after a terminal state), and Append never wakes it, as it does
+// an idle one. Replacing the config (PutPushConfig) resets it.
+var PushParked = time.UnixMilli(253370764800000).UTC() // 9999-01-01T00:00:00Z
+
 // PushJob is a push config with work to do, as [PushQueue.ClaimPush]
 // returns it.
 type PushJob struct {

@@ -112,7 +112,6 @@ type Deliverer struct {
 	delivered, failed, failing atomic.Int64
 }
 
-
 // configKey names a push config across scopes.
 type configKey struct {
 	scope  store.Scope

@@ -498,15 +498,13 @@ func (h *Handler) updateLocked(lt *liveTask) error {
 	var since, events []store.Event
 	err := h.store.Update(context.Background(), lt.scope, lt.id, lt.seq, func(s []store.Event) ([]store.Event, *a2a.Task, error) {
 		since, events = s, make([]store.Event, 0, len(lt.queue))
-		task, seq := lt.task, lt.seq
-		for _, ev := range s {
-			if ev.Seq <= seq {
-				continue
-			}
-			if ev.Seq != seq+1 {
-				return nil, nil, fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, seq+1)
-			}
-			task, seq = task.Apply(ev.Payload), ev.Seq
+		newer, tasks, err := lt.foldLocked(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		task, seq := lt.task, lt.seq+int64(len(newer))
+		if len(tasks) > 0 {
+			task = tasks[len(tasks)-1]
 		}
 		for _, q := range lt.queue {
 			if task.Status.State.Terminal() {
@@ -722,29 +720,38 @@ func (h *Handler) catchUpLocked(ctx context.Context, lt *liveTask) error {
 // cancel would. Callers apply the queue again on top (refoldLocked) and
 // make sure no Append of this process is in flight.
 func (h *Handler) applyLocked(lt *liveTask, evs []store.Event) error {
-	for len(evs) > 0 && evs[0].Seq <= lt.seq {
-		evs = evs[1:] // read before this process stored them
-	}
-	if len(evs) == 0 {
-		return nil
-	}
-	tasks := make([]*a2a.Task, len(evs))
-	task := lt.task
-	for i, ev := range evs {
-		if ev.Seq != lt.seq+int64(i)+1 {
-			return fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, lt.seq+int64(i)+1)
-		}
-		task = task.Apply(ev.Payload)
-		tasks[i] = task
+	evs, tasks, err := lt.foldLocked(evs)
+	if err != nil || len(evs) == 0 {
+		return err
 	}
 	h.advanceLocked(lt, evs, tasks)
-	if task.Status.State.Terminal() {
+	if tasks[len(tasks)-1].Status.State.Terminal() {
 		for e := range lt.execs {
 			e.cancel()
 		}
 		lt.execs = nil
 	}
 	return nil
+}
+
+// foldLocked returns the events of evs that come after lt.seq (those
+// before were read before this process stored them), which must follow it
+// without a gap, and the task after each, folded onto lt.task. It changes
+// nothing.
+func (lt *liveTask) foldLocked(evs []store.Event) ([]store.Event, []*a2a.Task, error) {
+	for len(evs) > 0 && evs[0].Seq <= lt.seq {
+		evs = evs[1:]
+	}
+	tasks := make([]*a2a.Task, len(evs))
+	task := lt.task
+	for i, ev := range evs {
+		if ev.Seq != lt.seq+int64(i)+1 {
+			return nil, nil, fmt.Errorf("server: catching up with task %s: event %d where %d was due", lt.id, ev.Seq, lt.seq+int64(i)+1)
+		}
+		task = task.Apply(ev.Payload)
+		tasks[i] = task
+	}
+	return evs, tasks, nil
 }
 
 // createTask starts the task of a new exchange in the submitted state, with

@@ -59,10 +59,9 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 		jopts = append(jopts, jsonrpc.WithMaxBodyBytes(o.MaxBodyBytes))
 		ropts = append(ropts, rest.WithMaxBodyBytes(o.MaxBodyBytes))
 	}
-	if o.KeepAlive != 0 {
-		ka := max(o.KeepAlive, 0)
-		jopts = append(jopts, jsonrpc.WithKeepAlive(ka))
-		ropts = append(ropts, rest.WithKeepAlive(ka))
+	if o.KeepAlive != 0 { // negative: off, as the bindings take it
+		jopts = append(jopts, jsonrpc.WithKeepAlive(o.KeepAlive))
+		ropts = append(ropts, rest.WithKeepAlive(o.KeepAlive))
 	}
 	mux := http.NewServeMux()
 	mux.Handle(server.WellKnownCardPath, card)

@@ -139,8 +139,10 @@ func (s *Store) Update(ctx context.Context, scope store.Scope, taskID string, af
 		// The row is locked: nothing else can have moved it.
 		return fmt.Errorf("postgres: updating task %q: the append found the locked task changed", taskID)
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, taskID+":"+strconv.FormatInt(r.last, 10)); err != nil {
-		return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+	for _, note := range notifications([]*appendReq{r}, []error{nil}) {
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, note); err != nil {
+			return fmt.Errorf("postgres: updating task %q: %w", taskID, err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: committing the update of task %q: %w", taskID, err)

@@ -46,3 +46,91 @@ const (
 	MetadataVersion    = "a2a-version"
 	MetadataExtensions = "a2a-extensions"
 )
+
+// RequestTask returns the tenant of an operation's request (a pointer to
+// its request type, as [Methods] lists the operations) and the task it
+// names, "" for none.
+func RequestTask(req any) (tenant, taskID string) {
+	switch r := req.(type) {
+	case *SendMessageRequest:
+		if r != nil {
+			tenant = r.Tenant
+			if r.Message != nil {
+				taskID = r.Message.TaskID
+			}
+		}
+	case *GetTaskRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.ID
+		}
+	case *ListTasksRequest:
+		if r != nil {
+			tenant = r.Tenant
+		}
+	case *CancelTaskRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.ID
+		}
+	case *SubscribeToTaskRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.ID
+		}
+	case *TaskPushNotificationConfig:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.TaskID
+		}
+	case *GetTaskPushNotificationConfigRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.TaskID
+		}
+	case *ListTaskPushNotificationConfigsRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.TaskID
+		}
+	case *DeleteTaskPushNotificationConfigRequest:
+		if r != nil {
+			tenant, taskID = r.Tenant, r.TaskID
+		}
+	case *GetExtendedAgentCardRequest:
+		if r != nil {
+			tenant = r.Tenant
+		}
+	}
+	return tenant, taskID
+}
+
+// AnswerTaskID is the task an operation's answer is about (a *Task, a
+// *SendMessageResponse holding one, a *TaskPushNotificationConfig), "" for
+// none.
+func AnswerTaskID(res any) string {
+	switch r := res.(type) {
+	case *Task:
+		if r != nil {
+			return r.ID
+		}
+	case *SendMessageResponse:
+		if r != nil {
+			if t, ok := r.Result.(*Task); ok && t != nil {
+				return t.ID
+			}
+		}
+	case *TaskPushNotificationConfig:
+		if r != nil {
+			return r.TaskID
+		}
+	}
+	return ""
+}
+
+// EventTaskID is the task a stream's event is about, "" for a message.
+func EventTaskID(ev Event) string {
+	switch e := ev.(type) {
+	case *Task:
+		return e.ID
+	case *TaskStatusUpdateEvent:
+		return e.TaskID
+	case *TaskArtifactUpdateEvent:
+		return e.TaskID
+	}
+	return ""
+}

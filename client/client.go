@@ -17,6 +17,8 @@ type Client struct {
 	cfg     *config
 	cardURL string // "" when made from a card
 
+	chain *chain // the interceptors; nil for none
+
 	state   atomic.Pointer[state]
 	refresh sync.Mutex // serializes RefreshCard
 	ids     atomic.Int64
@@ -39,7 +41,7 @@ func New(ctx context.Context, baseURL string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg, cardURL: u}
+	c := &Client{cfg: cfg, cardURL: u, chain: newChain(cfg.interceptors)}
 	card, info, _, err := c.fetchCard(ctx, nil)
 	if err != nil {
 		return nil, err
@@ -64,7 +66,7 @@ func NewFromCard(ctx context.Context, card *a2a.AgentCard, opts ...Option) (*Cli
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{cfg: cfg}
+	c := &Client{cfg: cfg, chain: newChain(cfg.interceptors)}
 	st, err := c.newState(ctx, card)
 	if err != nil {
 		return nil, err
@@ -101,6 +103,9 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 func (c *Client) call(ctx context.Context, st *state, o op, req, out any) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
+	if c.chain != nil {
+		return c.chain.unary(ctx, c.newCall(st, o, req, ""), out)
+	}
 	return st.t.call(ctx, o, req, out)
 }
 

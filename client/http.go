@@ -122,6 +122,7 @@ func (cn *conn) newRequest(ctx context.Context, method, target string, body io.R
 	for k, vs := range cn.cfg.header {
 		req.Header[k] = slices.Clone(vs)
 	}
+	addCallHeader(ctx, req.Header)
 	req.Header.Set(headerVersion, a2a.ProtocolVersion)
 	if len(cn.cfg.extensions) > 0 {
 		req.Header.Set(headerExtensions, strings.Join(cn.cfg.extensions, ","))

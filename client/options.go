@@ -40,6 +40,8 @@ type config struct {
 	backoffMin  time.Duration
 	backoffMax  time.Duration
 	transports  map[string]dialFunc // WithTransport, by binding name as given
+
+	interceptors []Interceptor // WithInterceptors, outermost first
 }
 
 func newConfig(opts []Option) (*config, error) {

@@ -19,8 +19,9 @@ type eventStream struct {
 	body    io.ReadCloser
 	rd      *sse.Reader
 	decode  func(sse.Event) (a2a.Event, error)
-	pending []a2a.Event // events of an answer that was not a stream
-	src     EventStream // the stream of a WithTransport binding, or nil
+	pending []a2a.Event  // events of an answer that was not a stream
+	src     EventStream  // the stream of a WithTransport binding, or nil
+	ic      *intercepted // the stream the interceptors returned, or nil
 	cancel  context.CancelFunc
 }
 
@@ -39,6 +40,9 @@ func singleEvent(op string, ev a2a.Event) *eventStream {
 // io.EOF when the stream ended, a transport error when the connection
 // failed, and an *a2a.Error for an error frame or a malformed one.
 func (s *eventStream) next() (a2a.Event, string, error) {
+	if s.ic != nil {
+		return s.ic.s.Next()
+	}
 	if s.src != nil {
 		return s.nextFrom()
 	}
@@ -74,6 +78,9 @@ func (s *eventStream) next() (a2a.Event, string, error) {
 // retry is the reconnection delay the stream asked for ("retry:"), 0 if
 // none.
 func (s *eventStream) retry() time.Duration {
+	if s.ic != nil {
+		return s.ic.retry()
+	}
 	if s.rd == nil {
 		return 0
 	}
@@ -82,6 +89,9 @@ func (s *eventStream) retry() time.Duration {
 
 // close releases the response and cancels its request.
 func (s *eventStream) close() {
+	if s.ic != nil {
+		_ = s.ic.s.Close()
+	}
 	if s.src != nil {
 		_ = s.src.Close()
 	}
@@ -106,6 +116,15 @@ func decodeStreamResponse(op string, data []byte) (a2a.Event, error) {
 // context so that closing it ends the request.
 func (c *Client) open(ctx context.Context, st *state, o op, req any, lastEventID string) (*eventStream, error) {
 	ctx, cancel := context.WithCancel(ctx)
+	if c.chain != nil {
+		call := c.newCall(st, o, req, lastEventID)
+		is, err := c.chain.stream(ctx, call)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		return &eventStream{op: o.String(), ic: &intercepted{s: is, call: call}, cancel: cancel}, nil
+	}
 	s, err := st.t.open(ctx, o, req, lastEventID)
 	if err != nil {
 		cancel()

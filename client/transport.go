@@ -171,6 +171,7 @@ func (cn *conn) header(ctx context.Context) (http.Header, error) {
 	for k, vs := range cn.cfg.header {
 		req.Header[k] = slices.Clone(vs)
 	}
+	addCallHeader(ctx, req.Header)
 	if err := cn.authorize(ctx, req); err != nil {
 		return nil, err
 	}

@@ -96,6 +96,7 @@ type Deliverer struct {
 	poll        time.Duration
 	lease       time.Duration
 	onResult    func(Result)
+	callHook    CallHook
 	afterWork   time.Duration
 
 	wake chan struct{}
@@ -245,6 +246,26 @@ func WithLease(l time.Duration) DelivererOption {
 func WithResultHook(f func(Result)) DelivererOption {
 	return func(d *Deliverer) error {
 		d.onResult = f
+		return nil
+	}
+}
+
+// CallHook is called before each webhook call with the request about to be
+// sent, signed and with every header set, and what is known of the call
+// (its task, config, event and attempt). It may add headers (trace
+// context, say) and returns the request to send (req, or req with another
+// context) and a function called with the call's outcome. Set it with
+// [WithCallHook].
+type CallHook func(req *http.Request, call Result) (*http.Request, func(Result))
+
+// WithCallHook has hook called around every webhook call, from the worker
+// that makes it; it must be quick.
+func WithCallHook(hook CallHook) DelivererOption {
+	return func(d *Deliverer) error {
+		if hook == nil {
+			return errors.New("push: WithCallHook: nil hook")
+		}
+		d.callHook = hook
 		return nil
 	}
 }
@@ -648,8 +669,8 @@ func (d *Deliverer) wait(n int, retryAfter time.Duration) time.Duration {
 }
 
 // call POSTs one event to a config's webhook.
-func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, ev store.Event, attempt int) Result {
-	res := Result{TaskID: cfg.TaskID, ConfigID: cfg.ID, Seq: ev.Seq, Attempt: attempt}
+func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfig, ev store.Event, attempt int) (res Result) {
+	res = Result{TaskID: cfg.TaskID, ConfigID: cfg.ID, Seq: ev.Seq, Attempt: attempt}
 	body, err := ev.Encode() // the stored bytes, as streams send them
 	if err != nil {
 		res.Err = fmt.Errorf("encoding event %d: %w", ev.Seq, err)
@@ -679,6 +700,11 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 			return res
 		}
 		h.Set(SignatureHeader, tok)
+	}
+	if d.callHook != nil {
+		var done func(Result)
+		req, done = d.callHook(req, res)
+		defer func() { done(res) }()
 	}
 	start := time.Now()
 	resp, err := d.guard.Do(req)

@@ -766,3 +766,45 @@ func TestDeliverIdleUntilAppend(t *testing.T) {
 	r.agent.allow(1)
 	k.waitFor(t, 2)
 }
+
+// TestDeliverCallHook: the hook sees each call before it is made, with
+// its task and event, may add a header that the webhook receives, and is
+// told each call's outcome.
+func TestDeliverCallHook(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	var mu sync.Mutex
+	var before, after []push.Result
+	r := newRig(t, st, newGated(1), push.WithCallHook(func(req *http.Request, call push.Result) (*http.Request, func(push.Result)) {
+		req.Header.Set("Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+		mu.Lock()
+		before = append(before, call)
+		mu.Unlock()
+		return req, func(res push.Result) {
+			mu.Lock()
+			after = append(after, res)
+			mu.Unlock()
+		}
+	}))
+	k := newHook(t, nil)
+	taskID := r.start(t, &a2a.TaskPushNotificationConfig{URL: k.url()})
+	r.agent.allow(r.agent.updates())
+	waitState(t, r, taskID, a2a.TaskStateCompleted)
+	want := pushed(t, st, taskID)
+	hits := k.waitFor(t, len(want))
+	for i, h := range hits {
+		if h.header.Get("Traceparent") == "" {
+			t.Errorf("webhook call %d has no header of the hook", i+1)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(before) < len(want) || len(after) != len(before) {
+		t.Fatalf("hook saw %d calls before and %d after, want %d of each at least", len(before), len(after), len(want))
+	}
+	for i := range before {
+		if before[i].TaskID != taskID || before[i].Seq == 0 || after[i].Status != http.StatusOK {
+			t.Errorf("call %d: before %+v, after %+v; want the task's event, answered 200", i+1, before[i], after[i])
+		}
+	}
+}

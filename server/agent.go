@@ -43,6 +43,27 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, w *Writer) error {
 	return f(ctx, req, w)
 }
 
+// ExecutionHook is called as the agent starts on a message, or resumes a
+// task ([Resumer]), in the goroutine the agent runs in: from is the
+// context of the request that brought the message (the Handler's own for
+// a task resumed by its maintenance), ctx the execution's, which the
+// Handler cancels. It returns the context the agent runs with, made from
+// ctx (from ends with its request, long before a task may), carrying what
+// the agent should see of from (a trace span, say), and a function called
+// with what the agent returned. Set it with [WithExecutionHook].
+type ExecutionHook func(from, ctx context.Context, req *Request) (context.Context, func(error))
+
+// WithExecutionHook has hook called around every execution of the agent.
+func WithExecutionHook(hook ExecutionHook) Option {
+	return func(h *Handler) error {
+		if hook == nil {
+			return errors.New("server: WithExecutionHook: nil hook")
+		}
+		h.execHook = hook
+		return nil
+	}
+}
+
 // Request is what an agent receives for one incoming message.
 type Request struct {
 	// Message is the client's message, with its contextId (and taskId,

@@ -63,6 +63,7 @@ type Handler struct {
 
 	pushLocks pushConfigLocks // push.go
 
+	execHook     ExecutionHook // WithExecutionHook, or nil
 	interceptors []Interceptor // WithInterceptors, outermost first
 	chain        *interceptors // built from them by NewHandler; nil for none
 }
@@ -71,14 +72,29 @@ type Handler struct {
 type Option func(*Handler) error
 
 // WithStore sets where tasks are kept. The default is a new in-memory store.
+// Given twice, it must be the same store: a Handler keeps tasks in one.
 func WithStore(s store.Store) Option {
 	return func(h *Handler) error {
 		if s == nil {
 			return errors.New("server: WithStore: nil store")
 		}
+		if h.store != nil && !same(h.store, s) {
+			return fmt.Errorf("server: WithStore given twice, with two different stores (%T and %T): give the store once", h.store, s)
+		}
 		h.store = s
 		return nil
 	}
+}
+
+// same reports whether a and b are the same value, false where they cannot
+// be compared (a struct holding a map, say) rather than panicking.
+func same[T any](a, b T) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return any(a) == any(b)
 }
 
 // WithLogger sets the logger for agent failures and internal errors. The
@@ -162,6 +178,12 @@ type Pusher interface {
 // push.Deliverer, its Run method) for as long as the Handler serves.
 func WithPusher(p Pusher) Option {
 	return func(h *Handler) error {
+		if p == nil {
+			return errors.New("server: WithPusher: nil pusher")
+		}
+		if h.pusher != nil && !same(h.pusher, p) {
+			return fmt.Errorf("server: WithPusher given twice, with two different pushers (%T and %T): give the pusher once", h.pusher, p)
+		}
 		h.pusher = p
 		return nil
 	}

@@ -124,7 +124,7 @@ type callState struct {
 // newCall describes a call of method with req.
 func newCall(ctx context.Context, method string, req any) *Call {
 	c := &Call{Method: method, Principal: principalFrom(ctx), Request: req}
-	c.Tenant, c.TaskID = describe(req)
+	c.Tenant, c.TaskID = a2a.RequestTask(req)
 	if p, ok := ctx.Value(paramsKey{}).(*ServiceParams); ok {
 		c.Binding = p.Binding
 	}
@@ -141,7 +141,7 @@ func unary[Req, Res any](h *Handler, ctx context.Context, method string, req *Re
 	c.state = &callState{run: func(ctx context.Context) (any, error) {
 		var err error
 		res, err = op(ctx, req)
-		if id := answeredTaskID(any(res)); id != "" {
+		if id := a2a.AnswerTaskID(any(res)); id != "" {
 			c.TaskID = id
 		}
 		if err != nil {
@@ -180,7 +180,7 @@ func stream[Req any](h *Handler, ctx context.Context, method string, req *Req, o
 		return func(yield func(StreamEvent, error) bool) {
 			for ev, err := range inner {
 				if c.TaskID == "" && err == nil {
-					c.TaskID = eventTaskID(ev.Event)
+					c.TaskID = a2a.EventTaskID(ev.Event)
 				}
 				if !yield(ev, err) {
 					return
@@ -207,88 +207,4 @@ func (c *Call) open(ctx context.Context) iter.Seq2[StreamEvent, error] {
 		return func(yield func(StreamEvent, error) bool) { yield(StreamEvent{}, errForeignCall) }
 	}
 	return c.state.open(ctx)
-}
-
-// describe returns the tenant of a request and the task it names.
-func describe(req any) (tenant, taskID string) {
-	switch r := req.(type) {
-	case *a2a.SendMessageRequest:
-		if r != nil {
-			tenant = r.Tenant
-			if r.Message != nil {
-				taskID = r.Message.TaskID
-			}
-		}
-	case *a2a.GetTaskRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.ID
-		}
-	case *a2a.ListTasksRequest:
-		if r != nil {
-			tenant = r.Tenant
-		}
-	case *a2a.CancelTaskRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.ID
-		}
-	case *a2a.SubscribeToTaskRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.ID
-		}
-	case *a2a.TaskPushNotificationConfig:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.TaskID
-		}
-	case *a2a.GetTaskPushNotificationConfigRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.TaskID
-		}
-	case *a2a.ListTaskPushNotificationConfigsRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.TaskID
-		}
-	case *a2a.DeleteTaskPushNotificationConfigRequest:
-		if r != nil {
-			tenant, taskID = r.Tenant, r.TaskID
-		}
-	case *a2a.GetExtendedAgentCardRequest:
-		if r != nil {
-			tenant = r.Tenant
-		}
-	}
-	return tenant, taskID
-}
-
-// answeredTaskID is the task an answer is about, "" for none.
-func answeredTaskID(res any) string {
-	switch r := res.(type) {
-	case *a2a.Task:
-		if r != nil {
-			return r.ID
-		}
-	case *a2a.SendMessageResponse:
-		if r != nil {
-			if t, ok := r.Result.(*a2a.Task); ok && t != nil {
-				return t.ID
-			}
-		}
-	case *a2a.TaskPushNotificationConfig:
-		if r != nil {
-			return r.TaskID
-		}
-	}
-	return ""
-}
-
-// eventTaskID is the task a stream's event is about.
-func eventTaskID(ev a2a.Event) string {
-	switch e := ev.(type) {
-	case *a2a.Task:
-		return e.ID
-	case *a2a.TaskStatusUpdateEvent:
-		return e.TaskID
-	case *a2a.TaskArtifactUpdateEvent:
-		return e.TaskID
-	}
-	return ""
 }

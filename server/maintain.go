@@ -231,7 +231,7 @@ func (h *Handler) recoverOrphan(ctx context.Context, ref store.TaskRef) (recover
 			return skipped, fmt.Errorf("server: resuming orphaned task %s: %w", t.ID, err)
 		}
 		req := &Request{Message: lastClientMessage(t), Task: t, TaskID: t.ID, ContextID: t.ContextID, Tenant: ref.Scope.Tenant}
-		exec := h.newExecution()
+		exec := h.newExecution(h.baseCtx)
 		w := &Writer{h: h, req: req, exec: exec, lt: lt}
 		if err := h.run(req, w, r.Resume); err == nil {
 			if lt.execs == nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/textproto"
 	"strings"
 )
 
@@ -20,6 +21,13 @@ type ServiceParams struct {
 	Extensions []string
 	// LastEventID is the SSE Last-Event-ID of a reconnecting client.
 	LastEventID string
+	// Metadata is everything the request carried beside its message: the
+	// HTTP request's headers, or the gRPC call's metadata, keyed as the
+	// binding received them; read it with [ServiceParams.Get].
+	// Interceptors read trace context (traceparent) from it. It holds the
+	// caller's credentials too (Authorization): never log it whole. It
+	// must not be modified.
+	Metadata map[string][]string
 	// ResponseHeader is the header of the HTTP response the binding will
 	// write, to which the Handler may add (see [PushDeliveryExtension]);
 	// nil when there is none.
@@ -56,4 +64,16 @@ func ParseList(values []string) []string {
 		}
 	}
 	return out
+}
+
+// Get returns the first value of the request's metadata named key, whose
+// case does not matter, or "".
+func (p ServiceParams) Get(key string) string {
+	if vs := p.Metadata[textproto.CanonicalMIMEHeaderKey(key)]; len(vs) > 0 {
+		return vs[0]
+	}
+	if vs := p.Metadata[strings.ToLower(key)]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
 }

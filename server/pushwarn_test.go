@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/memory"
 )
 
 // TestPushWithoutPusherWarns: a card that promises push notifications to
@@ -35,3 +38,35 @@ func TestPushWithoutPusherWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionsGivenTwice: a store or a pusher given twice must be the same
+// one: a Handler keeps its tasks in one store and delivers through one
+// pusher, and a second, different one is refused rather than silently
+// replacing the first.
+func TestOptionsGivenTwice(t *testing.T) {
+	a, b := memory.New(), memory.New()
+	card := testCard()
+	if _, err := server.NewHandler(card, server.AgentFunc(scripted), server.WithStore(a), server.WithStore(b)); err == nil ||
+		!strings.Contains(err.Error(), "two different stores") {
+		t.Errorf("two stores: %v, want an error saying they differ", err)
+	}
+	h, err := server.NewHandler(card, server.AgentFunc(scripted), server.WithStore(a), server.WithStore(a))
+	if err != nil {
+		t.Fatalf("one store given twice: %v", err)
+	}
+	h.Close(t.Context())
+	p1, p2 := &countingPusher{}, &countingPusher{}
+	if _, err := server.NewHandler(card, server.AgentFunc(scripted), server.WithPusher(p1), server.WithPusher(p2)); err == nil ||
+		!strings.Contains(err.Error(), "two different pushers") {
+		t.Errorf("two pushers: %v, want an error saying they differ", err)
+	}
+	if _, err := server.NewHandler(card, server.AgentFunc(scripted), server.WithPusher(nil)); err == nil {
+		t.Error("a nil pusher was accepted")
+	}
+}
+
+// countingPusher is a Pusher whose values are told apart by address.
+type countingPusher struct{ n int }
+
+func (p *countingPusher) Appended(store.Scope, string, int64)                  { p.n++ }
+func (p *countingPusher) Deleted(context.Context, store.Scope, string, string) {}

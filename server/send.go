@@ -357,7 +357,7 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 		r.ContextID = h.newID()
 	}
 	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
-	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(), ready: make(chan struct{})}
+	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(ctx), ready: make(chan struct{})}
 	if h.messages() != nil {
 		ex.msgID, ex.digest = msg.MessageID, messageDigest(&msg)
 	}
@@ -463,7 +463,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 	// lock let go: one that returns meanwhile leaves the task to it
 	// (abandonedLocked), and a cancel meanwhile cancels it. Each way out
 	// without running it gives it up.
-	exec := h.newExecution()
+	exec := h.newExecution(ctx)
 	if lt.execs == nil {
 		lt.execs = make(map[*execution]struct{})
 	}

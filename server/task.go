@@ -868,11 +868,14 @@ func (h *Handler) addArtifact(ctx context.Context, lt *liveTask, art a2a.Artifac
 type execution struct {
 	ctx    context.Context
 	cancel context.CancelFunc
+	from   context.Context // the request's context, for the ExecutionHook; nil once it ran
 }
 
-func (h *Handler) newExecution() *execution {
+// newExecution makes the execution of a message that arrived with the
+// context from (the Handler's own for a task resumed by maintenance).
+func (h *Handler) newExecution(from context.Context) *execution {
 	ctx, cancel := context.WithCancel(h.baseCtx)
-	return &execution{ctx: ctx, cancel: cancel}
+	return &execution{ctx: ctx, cancel: cancel, from: from}
 }
 
 // execute runs the agent for one message in its own goroutine and settles
@@ -894,7 +897,13 @@ func (h *Handler) run(req *Request, w *Writer, fn func(context.Context, *Request
 	go func() {
 		defer h.agents.Done()
 		defer w.exec.cancel()
-		err := h.callAgent(w.exec.ctx, req, w, fn)
+		ctx, done := w.exec.ctx, func(error) {}
+		if h.execHook != nil {
+			ctx, done = h.execHook(w.exec.from, ctx, req)
+		}
+		w.exec.from = nil // the request's context is not kept beyond this
+		err := h.callAgent(ctx, req, w, fn)
+		done(err)
 		h.settle(req, w, err)
 	}()
 	return nil

@@ -117,6 +117,7 @@ func Params(r *http.Request) server.ServiceParams {
 		Version:     strings.TrimSpace(v),
 		Extensions:  server.ParseList(r.Header.Values(HeaderExtensions)),
 		LastEventID: r.Header.Get(HeaderLastEvent),
+		Metadata:    r.Header,
 	}
 }
 

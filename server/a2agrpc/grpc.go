@@ -203,7 +203,7 @@ type service struct {
 // version is passed on as missing: the Handler decides what it means.
 func serviceParams(ctx context.Context) server.ServiceParams {
 	md, _ := metadata.FromIncomingContext(ctx)
-	p := server.ServiceParams{Binding: a2a.BindingGRPC}
+	p := server.ServiceParams{Binding: a2a.BindingGRPC, Metadata: md}
 	if v := md.Get(MetadataVersion); len(v) > 0 {
 		p.Version = strings.TrimSpace(v[0])
 	}

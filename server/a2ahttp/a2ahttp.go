@@ -7,7 +7,9 @@ package a2ahttp
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,10 +44,22 @@ type Options struct {
 	KeepAlive time.Duration
 	// CardMaxAge is the Cache-Control max-age of the card (default 5m).
 	CardMaxAge time.Duration
+	// Bindings are the bindings to mount, among a2a.BindingJSONRPC and
+	// a2a.BindingHTTPJSON; nil mounts both.
+	Bindings []string
+	// Logger receives what the bindings log (responses that could not be
+	// written); nil discards it.
+	Logger *slog.Logger
 }
 
-// NewMux returns an http.Handler serving h's card and both HTTP bindings.
+// NewMux returns an http.Handler serving h's card and the HTTP bindings.
 func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
+	for _, b := range o.Bindings {
+		if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
+			return nil, fmt.Errorf("a2ahttp: binding %q is not an HTTP binding (want %s or %s)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON)
+		}
+	}
+	serves := func(b string) bool { return o.Bindings == nil || slices.Contains(o.Bindings, b) }
 	if o.CardMaxAge == 0 {
 		o.CardMaxAge = 5 * time.Minute
 	}
@@ -53,8 +67,8 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: %w", err)
 	}
-	var jopts []jsonrpc.Option
-	var ropts []rest.Option
+	jopts := []jsonrpc.Option{jsonrpc.WithLogger(o.Logger)}
+	ropts := []rest.Option{rest.WithLogger(o.Logger)}
 	if o.MaxBodyBytes > 0 {
 		jopts = append(jopts, jsonrpc.WithMaxBodyBytes(o.MaxBodyBytes))
 		ropts = append(ropts, rest.WithMaxBodyBytes(o.MaxBodyBytes))
@@ -65,7 +79,11 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(server.WellKnownCardPath, card)
-	mux.Handle(JSONRPCPath, jsonrpc.NewHandler(h, jopts...))
-	mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, rest.NewHandler(h, ropts...)))
+	if serves(a2a.BindingJSONRPC) {
+		mux.Handle(JSONRPCPath, jsonrpc.NewHandler(h, jopts...))
+	}
+	if serves(a2a.BindingHTTPJSON) {
+		mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, rest.NewHandler(h, ropts...)))
+	}
 	return mux, nil
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -22,6 +21,7 @@ import (
 	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
+	"github.com/goa2a/a2a/serve"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
 	"github.com/goa2a/a2a/store"
@@ -88,7 +88,7 @@ func (cfg *serveConfig) command() execagent.Command {
 	}
 }
 
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, code := parseServeArgs(args, stderr)
 	if cfg == nil {
 		return code
@@ -101,34 +101,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return s.run(ctx)
 }
 
-// serveRun is one run of a2a serve: listeners, handler, HTTP servers.
+// serveRun is one run of a2a serve: the flags made into a serve.Server,
+// and what the banner prints.
 type serveRun struct {
 	cfg    *serveConfig
 	log    *slog.Logger
 	stdout io.Writer
 
-	store   store.Store // the store itself, without the metrics wrapper
-	h       *server.Handler
-	agent   *trackedAgent
-	metrics *metrics
-	ready   atomic.Bool
-
-	ln, opsLn   net.Listener
-	srv, opsSrv *http.Server
-	base        string // public base URL
-	about       string // what the agent does
-	principals  int    // of --api-key; 0 when the server is open
+	store      store.Store // the store itself, without the metrics wrapper
+	srv        *serve.Server
+	metrics    *metrics
+	about      string // what the agent does
+	principals int    // of --api-key; 0 when the server is open
 
 	tls *serveTLS // nil without TLS
-
-	push *pushRun // nil with --push=false
-
-	grpcLn  net.Listener // --grpc-addr (serve_grpc.go)
-	grpcSrv *grpc.Server
 }
-
-// apiKeySchemeName names the --api-key scheme in the agent card.
-const apiKeySchemeName = "apiKey"
 
 // newLogger is the logger of a2a serve, at the level of --log-level (and
 // -v). Everything logs through it: the handler and its maintenance loop,
@@ -141,204 +128,159 @@ func newLogger(cfg *serveConfig, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// newServeRun builds everything and listens; nothing is served until run.
+// newServeRun makes the flags into a serve.Server, which listens; nothing
+// is served until run. It wires nothing of its own: each flag is an option
+// of package serve.
 func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err error) {
 	s := &serveRun{cfg: cfg, log: newLogger(cfg, stderr), stdout: stdout}
+	var listeners []net.Listener // closed on failure, until the server holds them
 	defer func() {
 		if err != nil {
-			s.closeListeners()
+			for _, ln := range listeners {
+				ln.Close()
+			}
+			if s.store != nil {
+				closeStore(s.store)
+			}
 		}
 	}()
-	if s.ln, err = net.Listen("tcp", cfg.addr); err != nil {
-		return nil, fmt.Errorf("cannot listen on %s: %w", cfg.addr, err)
-	}
-	if cfg.opsAddr != "" {
-		if s.opsLn, err = net.Listen("tcp", cfg.opsAddr); err != nil {
-			return nil, fmt.Errorf("cannot listen on %s: %w", cfg.opsAddr, err)
+	listen := func(addr, flag string) (net.Listener, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("cannot listen on %s%s: %w", addr, flag, err)
 		}
+		listeners = append(listeners, ln)
+		return ln, nil
 	}
-	if err = s.listenGRPC(); err != nil {
+	ln, err := listen(cfg.addr, "")
+	if err != nil {
 		return nil, err
 	}
-	if err = s.setupTLS(); err != nil {
-		return nil, err
+	opts := []serve.Option{serve.WithListener(ln)}
+	if cfg.opsAddr != "" {
+		opsLn, err := listen(cfg.opsAddr, "")
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, serve.WithOpsListener(opsLn))
 	}
-	s.base = cfg.publicURL
-	if s.base == "" {
-		s.base = s.scheme() + "://" + s.ln.Addr().String()
+	if cfg.grpcAddr != "" {
+		grpcLn, err := listen(cfg.grpcAddr, " (--grpc-addr)")
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, serve.WithGRPCListener(grpcLn))
 	}
-	s.base = strings.TrimRight(s.base, "/")
+	if cfg.publicURL != "" {
+		opts = append(opts, serve.WithPublicURL(cfg.publicURL))
+	}
 
 	spec := commandSpec
 	if !cfg.execAgent() {
 		spec = agents[cfg.agent]
 	}
 	s.about = spec.about
-	card, agent, err := spec.make(cfg, s.base+a2ahttp.JSONRPCPath, s.base+a2ahttp.RESTPath)
+	// The server lists the interfaces it serves.
+	card, agent, err := spec.make(cfg, "", "")
 	if err != nil {
 		return nil, err
 	}
-	card.SupportedInterfaces = servedInterfaces(card.SupportedInterfaces, cfg.bindings)
-	s.declareGRPC(card) // serve_grpc.go
-	if cfg.apiKeys != nil {
-		// Declare exactly what the middleware checks, and only that.
-		card.SecuritySchemes = map[string]a2a.SecurityScheme{apiKeySchemeName: auth.APIKeyScheme()}
-		card.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{apiKeySchemeName: {List: []string{}}}}}
+	card.SupportedInterfaces = nil
+	if !cfg.pushSettings.push {
+		card.Capabilities.PushNotifications = nil
 	}
-	if err = s.declareJWT(context.Background(), card); err != nil {
+	tlsOpts, err := s.setupTLS(ln.Addr()) // serve_tls.go
+	if err != nil {
 		return nil, err
 	}
-	s.declareMutualTLS(card)
-	s.setupPush(card)                             // serve_push.go
-	if card, err = s.signCard(card); err != nil { // --sign-key (serve_sign.go), after every change to the card
+	opts = append(opts, tlsOpts...)
+	if keys := cfg.apiKeys; keys != nil {
+		// The middleware keeps the keys' digests only: drop them here.
+		cfg.apiKey, cfg.apiKeys = nil, nil
+		s.principals = principals(keys)
+		opts = append(opts, serve.WithAPIKeys(keys))
+	}
+	jwtOpts, err := s.setupJWT(context.Background()) // serve_jwt.go
+	if err != nil {
 		return nil, err
 	}
+	opts = append(opts, jwtOpts...)
+	opts = append(opts, s.cardSigning()...) // serve_sign.go
 
 	s.metrics = newMetrics(time.Now())
-	s.agent = &trackedAgent{agent: agent}
-	s.metrics.agents = s.agent.running
-	s.metrics.ready = s.ready.Load
 	cfg.storeSpec = cfg.storeSpec.resolve(cfg.dataDir, card.Name)
 	if s.store, err = cfg.storeSpec.open(context.Background(), storeOptions{durability: cfg.durability, replica: cfg.replica, lease: cfg.lease, log: s.log}); err != nil {
 		return nil, err
 	}
-	opts := []server.Option{
-		server.WithLogger(s.log),
-		server.WithStore(s.store),
+	hopts := []server.Option{
 		server.WithStateHook(s.metrics.observeTask),
-		server.WithLimits(cfg.limitSettings.limits()),
 		server.WithInterceptors(noteCalls{}), // what instrument counts (serve_http.go)
 	}
-	if s.push, err = s.newDeliverer(); err != nil {
-		return nil, err
-	}
-	if s.push != nil {
-		opts = append(opts, server.WithPusher(s.push.d))
-	}
 	if cfg.retention > 0 {
-		opts = append(opts, server.WithRetention(cfg.retention))
+		hopts = append(hopts, server.WithRetention(cfg.retention))
 	}
 	if cfg.maintenance > 0 {
-		opts = append(opts, server.WithMaintenanceInterval(cfg.maintenance))
+		hopts = append(hopts, server.WithMaintenanceInterval(cfg.maintenance))
 	}
-	if s.h, err = server.NewHandler(card, s.agent, opts...); err != nil {
-		return nil, err
+	opts = append(opts,
+		serve.WithLogger(s.log),
+		serve.WithStore(s.store),
+		serve.WithBindings(cfg.bindings.a2a()...),
+		serve.WithLimits(cfg.limitSettings.limits()),
+		serve.WithAuthFailureLimit(cfg.authFailures),
+		serve.WithMaxBodyBytes(cfg.maxBody),
+		serve.WithTimeouts(serve.Timeouts{Header: cfg.headerTimeout, Body: cfg.bodyTimeout, Idle: cfg.idleTimeout}),
+		serve.WithGrace(cfg.grace),
+		serve.WithHandlerOptions(hopts...),
+		serve.WithHTTPMiddleware(func(next http.Handler) http.Handler { return s.metrics.instrument(next, s.log, cfg.bindings) }),
+		// A stats handler sees every call, those refused before any
+		// interceptor runs (authentication, before decoding) too.
+		serve.WithGRPCOptions(grpc.StatsHandler(grpcStats{s.metrics})),
+		serve.WithOpsHandler("GET /metrics", s.metrics.handler()),
+		serve.WithOnShutdown(func(running int) {
+			fmt.Fprintf(s.stdout, "stopping: letting %d running task(s) finish (up to %v)\n", running, cfg.grace)
+		}),
+	)
+	opts = append(opts, s.pushOptions()...) // serve_push.go
+	if s.srv, err = serve.New(card, agent, opts...); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "serve: "))
 	}
-	app, err := s.a2aMux(card)
-	if err != nil {
-		return nil, err
-	}
-	ops := s.opsMux()
-	root := http.NewServeMux()
-	authn := func(app http.Handler) http.Handler { return s.clientCerts(app, s.authenticate(app)) }
-	guarded := withClientKey(s.limitAuthFailures(dispatch(app), authn)) // serve_authlimit.go
-	root.Handle("/", s.metrics.instrument(guarded, s.log, cfg.bindings))
-	s.newGRPCServer(guarded) // the same authentication for gRPC (serve_grpc.go)
-	if s.opsLn == nil {
-		root.Handle("/healthz", ops)
-		root.Handle("/readyz", ops)
-		root.Handle("/metrics", ops)
-	} else {
-		s.opsSrv = s.httpServer(ops)
-	}
-	s.srv = s.httpServer(s.guardTransport(root))
+	listeners = nil // the server's now
+	s.metrics.agents = s.srv.Running
+	s.metrics.ready = s.srv.Ready
 	return s, nil
-}
-
-// authenticate puts --api-key and --jwks in front of the A2A bindings (and of any
-// unknown path, which answers 401 rather than 404 to strangers). The public
-// agent card stays readable: clients need it to learn how to authenticate
-// (A2A §8.2). The ops endpoints are not behind app at all.
-//
-// The keys are dropped from the config once the middleware holds their
-// digests.
-func (s *serveRun) authenticate(app http.Handler) http.Handler {
-	keys := s.cfg.apiKeys
-	s.cfg.apiKey, s.cfg.apiKeys = nil, nil
-	var keyed http.Handler
-	if keys != nil {
-		s.principals = principals(keys)
-		keyed = auth.APIKey(keys, app)
-	}
-	guarded := s.guardJWT(app, keyed) // --jwks (serve_jwt.go)
-	if guarded == nil {
-		return app
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == server.WellKnownCardPath || s.isCardJWKS(r.URL.Path) || s.isPushJWKS(r.URL.Path) {
-			app.ServeHTTP(w, r)
-			return
-		}
-		guarded.ServeHTTP(w, r)
-	})
-}
-
-// servedInterfaces keeps the card's interfaces of the served bindings.
-func servedInterfaces(all []a2a.AgentInterface, bindings bindingsFlag) []a2a.AgentInterface {
-	var out []a2a.AgentInterface
-	for _, in := range all {
-		if in.ProtocolBinding == a2a.BindingJSONRPC && bindings.has(bindingJSONRPC) ||
-			in.ProtocolBinding == a2a.BindingHTTPJSON && bindings.has(bindingREST) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-func (s *serveRun) httpServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: s.cfg.headerTimeout,
-		IdleTimeout:       s.cfg.idleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-}
-
-// closeListeners releases what newServeRun took when it fails half-way.
-func (s *serveRun) closeListeners() {
-	for _, ln := range []net.Listener{s.ln, s.opsLn, s.grpcLn} {
-		if ln != nil {
-			ln.Close()
-		}
-	}
-	if s.h != nil {
-		s.h.Close(context.Background())
-	}
-	if s.store != nil {
-		closeStore(s.store)
-	}
 }
 
 // run serves until ctx ends (SIGTERM or SIGINT), then shuts down
 // gracefully; it returns the exit code.
 func (s *serveRun) run(ctx context.Context) int {
-	card := s.h.Card()
+	card := s.srv.Card()
+	base := s.srv.URL()
 	fmt.Fprintf(s.stdout, "serving agent %q (%s)\n", card.Name, s.about)
 	if len(s.cfg.exec) > 0 {
 		fmt.Fprintf(s.stdout, "  command     %s\n", quoteWords(s.cfg.exec))
 	}
-	fmt.Fprintf(s.stdout, "  agent card  %s%s\n", s.base, server.WellKnownCardPath)
+	fmt.Fprintf(s.stdout, "  agent card  %s%s\n", base, server.WellKnownCardPath)
 	if s.cfg.bindings.has(bindingJSONRPC) {
-		fmt.Fprintf(s.stdout, "  JSON-RPC    %s%s\n", s.base, a2ahttp.JSONRPCPath)
+		fmt.Fprintf(s.stdout, "  JSON-RPC    %s%s\n", base, a2ahttp.JSONRPCPath)
 	}
 	if s.cfg.bindings.has(bindingREST) {
-		fmt.Fprintf(s.stdout, "  HTTP+JSON   %s%s\n", s.base, a2ahttp.RESTPath)
+		fmt.Fprintf(s.stdout, "  HTTP+JSON   %s%s\n", base, a2ahttp.RESTPath)
 	}
-	s.printGRPC()
-	opsBase := s.base
-	if s.opsLn != nil {
-		opsBase = "http://" + s.opsLn.Addr().String()
+	if a := s.srv.GRPCAddr(); a != nil {
+		fmt.Fprintf(s.stdout, "  gRPC        %s\n", a)
+	}
+	opsBase := base
+	if a := s.srv.OpsAddr(); a != nil {
+		opsBase = "http://" + a.String()
 	}
 	fmt.Fprintf(s.stdout, "  health      %s/healthz %s/readyz %s/metrics\n", opsBase, opsBase, opsBase)
-	authMode := "none"
 	if s.principals > 0 {
-		authMode = "api-key"
 		fmt.Fprintf(s.stdout, "  auth        API key (%s), %s\n", auth.APIKeyHeader, plural(s.principals, "principal"))
 	} else if !s.mutualTLSOn() && !s.jwtOn() {
 		fmt.Fprintf(s.stdout, "  auth        none: anyone who can reach the server can use it\n")
 	}
-	authMode = s.withJWT(authMode)
-	authMode = s.withMutualTLS(authMode)
+	s.printJWT()
 	s.printTLS()
 	s.printCardSigning()
 	s.printPush()
@@ -353,63 +295,21 @@ func (s *serveRun) run(ctx context.Context) int {
 	}
 	fmt.Fprintf(s.stdout, "press Ctrl-C to stop\n")
 
-	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.ln) }()
-	opsErrc := make(chan error, 1)
-	if s.opsSrv != nil {
-		go func() { opsErrc <- s.opsSrv.Serve(s.opsLn) }()
-	}
-	grpcErrc := s.serveGRPC()
-	s.push.start()
-	s.ready.Store(true)
-	if authMode == "none" {
-		s.log.Warn("serving without authentication", "hint", "set --api-key PRINCIPAL=KEY to require an API key")
-	}
-	s.log.Info("serving", "agent", card.Name, "addr", s.ln.Addr().String(), "bindings", s.cfg.bindings.String(), "auth", authMode)
-	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case serveErr = <-opsErrc:
-	case serveErr = <-grpcErrc:
-	case <-ctx.Done():
-	}
-	if serveErr != nil {
-		// A listener failed: stop everything at once.
-		s.log.Error("serving failed", "err", serveErr)
-		s.ready.Store(false)
-		s.srv.Close()
-		if s.opsSrv != nil {
-			s.opsSrv.Close()
-		}
-		if s.grpcSrv != nil {
-			s.grpcSrv.Stop()
-		}
-		closeCtx, cancel := context.WithTimeout(context.Background(), s.cfg.grace)
-		defer cancel()
-		_ = s.h.Close(closeCtx)
-		s.push.stop()
-		_ = closeStore(s.store)
-		fmt.Fprintf(s.stdout, "stopped: %v\n", serveErr)
-		return ExitError
-	}
-	err := s.shutdown(errc)
-	if s.opsSrv != nil {
-		// Last, so that probes see 503 until the end.
-		opsCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if serr := s.opsSrv.Shutdown(opsCtx); serr != nil {
-			s.opsSrv.Close()
-		}
-		if oerr := <-opsErrc; oerr != nil && !errors.Is(oerr, http.ErrServerClosed) {
-			err = errors.Join(err, oerr)
-		}
+	err := s.srv.Run(ctx)
+	if cerr := closeStore(s.store); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("closing the store: %w", cerr))
 	}
 	if err != nil {
-		s.log.Error("stopped with errors", "err", err)
 		fmt.Fprintf(s.stdout, "stopped with errors: %v\n", err)
 		return ExitError
 	}
-	s.log.Info("stopped")
 	fmt.Fprintln(s.stdout, "stopped")
 	return ExitOK
+}
+
+// close releases a run that was never started: the server's listeners and
+// Handler, and the store.
+func (s *serveRun) close() {
+	s.srv.Close()
+	closeStore(s.store)
 }

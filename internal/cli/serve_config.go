@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
 )
 
@@ -531,3 +532,17 @@ func (b *bindingsFlag) setList(list []string) error {
 }
 
 func (b bindingsFlag) has(name string) bool { return slices.Contains(b, name) }
+
+// a2a names the bindings as the protocol does (a2a.BindingJSONRPC, ...).
+func (b bindingsFlag) a2a() []string {
+	out := make([]string, 0, len(b))
+	for _, name := range b {
+		switch name {
+		case bindingJSONRPC:
+			out = append(out, a2a.BindingJSONRPC)
+		case bindingREST:
+			out = append(out, a2a.BindingHTTPJSON)
+		}
+	}
+	return out
+}

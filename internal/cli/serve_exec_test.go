@@ -136,7 +136,7 @@ func TestServeExecCanceled(t *testing.T) {
 	}
 	waitFor(t, "the shell to be reaped", func() bool { exists, _ := proctest.State(pids[0]); return !exists })
 	waitFor(t, "the shell's child to die", func() bool { exists, zombie := proctest.State(pids[1]); return !exists || zombie })
-	waitFor(t, "the agent to return", func() bool { return ts.run.agent.running() == 0 })
+	waitFor(t, "the agent to return", func() bool { return ts.run.srv.Running() == 0 })
 	task, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: taskID})
 	if err != nil || task.Status.State != a2a.TaskStateCanceled {
 		t.Errorf("task %+v: %v", task, err)

@@ -18,9 +18,9 @@ import (
 func TestServeGRPCInterfaceFollowsPublicURL(t *testing.T) {
 	ts := startServe(t, "--agent", "test-runner", "--store", "memory", "--grpc-addr", "127.0.0.1:0",
 		"--public-url", "http://agent.example.com:8080")
-	_, port, _ := net.SplitHostPort(ts.run.grpcLn.Addr().String())
+	_, port, _ := net.SplitHostPort(ts.run.srv.GRPCAddr().String())
 	found := 0
-	for _, in := range ts.run.h.Card().SupportedInterfaces {
+	for _, in := range ts.run.srv.Card().SupportedInterfaces {
 		if in.ProtocolBinding != a2a.BindingGRPC {
 			continue
 		}
@@ -36,7 +36,7 @@ func TestServeGRPCInterfaceFollowsPublicURL(t *testing.T) {
 
 func TestServeGRPCStreamLimit(t *testing.T) {
 	ts := startServe(t, "--agent", "test-runner", "--store", "memory", "--grpc-addr", "127.0.0.1:0", "--api-key", "alice=key-a")
-	c, err := net.Dial("tcp", ts.run.grpcLn.Addr().String())
+	c, err := net.Dial("tcp", ts.run.srv.GRPCAddr().String())
 	if err != nil {
 		t.Fatal(err)
 	}

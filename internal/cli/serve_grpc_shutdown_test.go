@@ -39,9 +39,9 @@ func TestGRPCShutdownEndsStreams(t *testing.T) {
 		}
 		streamc <- r
 	}()
-	waitFor(t, "a running task", func() bool { return ts.run.agent.running() == 1 })
+	waitFor(t, "a running task", func() bool { return ts.run.srv.Running() == 1 })
 	// A connection made before the shutdown, idle during it.
-	conn, err := grpc.NewClient(ts.run.grpcLn.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(ts.run.srv.GRPCAddr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestGRPCShutdownEndsStreams(t *testing.T) {
 
 	start := time.Now()
 	ts.cancel()
-	waitFor(t, "readiness to drop", func() bool { return !ts.run.ready.Load() })
+	waitFor(t, "readiness to drop", func() bool { return !ts.run.srv.Ready() })
 	waitFor(t, "new gRPC calls to be refused", func() bool {
 		callCtx, cancel := context.WithTimeout(mdCtx, time.Second)
 		defer cancel()

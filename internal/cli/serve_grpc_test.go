@@ -23,9 +23,9 @@ import (
 // the principal's on every binding.
 func TestServeGRPC(t *testing.T) {
 	ts := startServe(t, "--agent", "test-runner", "--store", "memory", "--grpc-addr", "127.0.0.1:0", "--api-key", "alice=key-a", "--api-key", "bob=key-b")
-	card := ts.run.h.Card()
+	card := ts.run.srv.Card()
 	ifs := card.SupportedInterfaces
-	if len(ifs) != 3 || ifs[2].ProtocolBinding != a2a.BindingGRPC || ifs[2].URL != ts.run.grpcLn.Addr().String() {
+	if len(ifs) != 3 || ifs[2].ProtocolBinding != a2a.BindingGRPC || ifs[2].URL != ts.run.srv.GRPCAddr().String() {
 		t.Fatalf("interfaces %+v, want JSON-RPC, HTTP+JSON, then GRPC at the listener", ifs)
 	}
 	conn, err := grpc.NewClient(ifs[2].URL, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -95,9 +95,9 @@ func TestServeGRPC(t *testing.T) {
 	}
 	m := ts.metrics(t)
 	for key, want := range map[string]float64{
-		`a2a_grpc_requests_total{method="SendMessage",code="Unauthenticated"}`: 1,
-		`a2a_grpc_requests_total{method="SendMessage",code="OK"}`:              1,
-		`a2a_grpc_requests_total{method="GetTask",code="NotFound"}`:            2,
+		`a2a_grpc_requests_total{code="Unauthenticated",method="SendMessage"}`: 1,
+		`a2a_grpc_requests_total{code="OK",method="SendMessage"}`:              1,
+		`a2a_grpc_requests_total{code="NotFound",method="GetTask"}`:            2,
 		`a2a_grpc_request_duration_seconds_count{method="SendMessage"}`:        2,
 	} {
 		if m[key] != want {

@@ -49,15 +49,15 @@ func startServe(t *testing.T, args ...string) *testServe {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.run, ts.base, ts.ops = s, s.base, s.base
-	if s.opsLn != nil {
-		ts.ops = "http://" + s.opsLn.Addr().String()
+	ts.run, ts.base, ts.ops = s, s.srv.URL(), s.srv.URL()
+	if a := s.srv.OpsAddr(); a != nil {
+		ts.ops = "http://" + a.String()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ts.cancel = cancel
 	go func() { ts.done <- s.run(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.ready.Load() {
+	for !s.srv.Ready() {
 		if time.Now().After(deadline) {
 			t.Fatal("a2a serve did not get ready")
 		}
@@ -155,7 +155,7 @@ func parseMetrics(t *testing.T, text string) map[string]float64 {
 		}
 		family := m[1]
 		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			if base, ok := strings.CutSuffix(family, suffix); ok && types[base] == "histogram" {
+			if base, ok := strings.CutSuffix(family, suffix); ok && (types[base] == "histogram" || types[base] == "summary") {
 				family = base
 			}
 		}

@@ -3,74 +3,17 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"iter"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
-	"github.com/goa2a/a2a/server/jsonrpc"
-	"github.com/goa2a/a2a/server/rest"
-	"github.com/goa2a/a2a/store"
 )
-
-// a2aMux serves the card and the chosen bindings at a2ahttp's paths.
-func (s *serveRun) a2aMux(card *a2a.AgentCard) (*http.ServeMux, error) {
-	cardHandler, err := server.CardHandler(card, 5*time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.Handle(server.WellKnownCardPath, cardHandler)
-	s.mountCardJWKS(mux) // --sign-key (serve_sign.go)
-	s.mountPushJWKS(mux) // serve_push.go
-	if s.cfg.bindings.has(bindingJSONRPC) {
-		mux.Handle(a2ahttp.JSONRPCPath, jsonrpc.NewHandler(s.h, jsonrpc.WithMaxBodyBytes(s.cfg.maxBody), jsonrpc.WithLogger(s.log)))
-	}
-	if s.cfg.bindings.has(bindingREST) {
-		mux.Handle(a2ahttp.RESTPath+"/", http.StripPrefix(a2ahttp.RESTPath, rest.NewHandler(s.h, rest.WithMaxBodyBytes(s.cfg.maxBody), rest.WithLogger(s.log))))
-	}
-	return mux, nil
-}
-
-// opsMux serves /healthz (200 while the process runs), /readyz (200 while
-// serving and the store answers its probe, 503 from the start of shutdown
-// or while the store is unavailable) and /metrics.
-func (s *serveRun) opsMux() *http.ServeMux {
-	mux := http.NewServeMux()
-	probe := newReadiness(s.store, s.log)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !s.ready.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "shutting down\n")
-			return
-		}
-		if err := probe.check(r.Context()); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "store unavailable\n")
-			return
-		}
-		io.WriteString(w, "ready\n")
-	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", metricsContentType)
-		w.Write(s.metrics.expose(time.Now()))
-	})
-	return mux
-}
 
 // Metric labels of the method: the a2a.Method names, the card's, and
 // methodUnknown for a request the Handler never saw.
@@ -316,59 +259,4 @@ func (r *recorder) errorName(binding string) string {
 		return a2a.CodeFromHTTPStatus(r.status()).String()
 	}
 	return ""
-}
-
-// Readiness probes of the store: at most one each probeEvery, each given
-// probeTimeout; between them /readyz answers with the last result.
-const (
-	probeEvery   = time.Second
-	probeTimeout = 2 * time.Second
-)
-
-// readiness asks the store whether it can serve now (store.Prober), for
-// /readyz, and keeps the answer for probeEvery so that probes, however
-// many, do not load the store. A store that cannot probe (memory) is
-// always ready.
-type readiness struct {
-	p   store.Prober // nil: always ready
-	log *slog.Logger
-
-	mu   sync.Mutex // held during a probe: callers meanwhile wait for its result
-	at   time.Time  // of the last probe
-	err  error      // its result
-	down bool       // the last probe failed (to log changes only)
-}
-
-func newReadiness(st store.Store, log *slog.Logger) *readiness {
-	p, _ := st.(store.Prober)
-	return &readiness{p: p, log: log}
-}
-
-// check returns nil when the store is ready, or why not.
-func (rd *readiness) check(ctx context.Context) error {
-	if rd.p == nil {
-		return nil
-	}
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	if !rd.at.IsZero() && time.Since(rd.at) < probeEvery {
-		return rd.err
-	}
-	// The probe is not the caller's: one that gives up does not fail it
-	// for the callers that wait behind it.
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
-	err := rd.p.Probe(pctx)
-	cancel()
-	if err != nil && pctx.Err() != nil && !errors.Is(err, store.ErrUnavailable) {
-		err = fmt.Errorf("the store did not answer its probe in %v: %w", probeTimeout, store.Unavailable(err))
-	}
-	rd.at, rd.err = time.Now(), err
-	switch {
-	case err != nil && !rd.down:
-		rd.log.Warn("not ready: the store is unavailable", "err", err)
-	case err == nil && rd.down:
-		rd.log.Info("ready: the store is available again")
-	}
-	rd.down = err != nil
-	return err
 }

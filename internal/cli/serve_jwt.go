@@ -11,12 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
+	"github.com/goa2a/a2a/serve"
 )
-
-// jwtSchemeName names the --jwks scheme in the agent card.
-const jwtSchemeName = "jwt"
 
 // jwtSettings are the flags of bearer JWT authentication: --jwks, --audience,
 // --issuer and --scope.
@@ -99,17 +96,17 @@ func (s *scopesFlag) setList(list []string) error {
 	return nil
 }
 
-// declareJWT fetches the JWKS once, so that a wrong --jwks fails at
-// start-up with the reason rather than at the first request, and declares
-// the scheme in the card: an httpAuthSecurityScheme Bearer JWT, required
-// with the --scope scopes as an alternative to any scheme already declared.
-func (s *serveRun) declareJWT(ctx context.Context, card *a2a.AgentCard) error {
+// setupJWT fetches the JWKS once, so that a wrong --jwks fails at
+// start-up with the reason rather than at the first request, and returns
+// the option that requires a bearer JWT (an alternative to any other
+// scheme, with the --scope scopes).
+func (s *serveRun) setupJWT(ctx context.Context) ([]serve.Option, error) {
 	v := s.cfg.jwt
 	if v == nil {
-		return nil
+		return nil, nil
 	}
 	if err := v.Refresh(ctx); err != nil {
-		return fmt.Errorf("--jwks %s: cannot fetch the JWK set: %s", s.cfg.jwksURL, strings.TrimPrefix(err.Error(), "GET "+s.cfg.jwksURL+": "))
+		return nil, fmt.Errorf("--jwks %s: cannot fetch the JWK set: %s", s.cfg.jwksURL, strings.TrimPrefix(err.Error(), "GET "+s.cfg.jwksURL+": "))
 	}
 	if u, err := url.Parse(s.cfg.jwksURL); err == nil && u.Scheme == "http" && !loopback(u.Hostname()) {
 		s.log.Warn("the JWK set is fetched over plain HTTP: anyone on the way can replace the keys and sign tokens", "jwks", s.cfg.jwksURL)
@@ -117,12 +114,7 @@ func (s *serveRun) declareJWT(ctx context.Context, card *a2a.AgentCard) error {
 	if s.cfg.issuer == "" {
 		s.log.Warn("--issuer is not set: tokens from any issuer whose keys are in the JWK set are accepted", "jwks", s.cfg.jwksURL)
 	}
-	if card.SecuritySchemes == nil {
-		card.SecuritySchemes = make(map[string]a2a.SecurityScheme)
-	}
-	card.SecuritySchemes[jwtSchemeName] = auth.JWTScheme(v)
-	card.SecurityRequirements = append(card.SecurityRequirements, auth.JWTRequirement(jwtSchemeName, v))
-	return nil
+	return []serve.Option{serve.WithJWT(v, auth.WithPrincipalPrefix(jwtPrincipalPrefix))}, nil
 }
 
 // loopback reports whether host is a loopback address or localhost.
@@ -134,63 +126,14 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// guardJWT puts --jwks in front of app. keyed is app behind --api-key, nil
-// without it: then a request with an X-API-Key header and no Authorization
-// header goes to the key check, any other to the JWT check, and a request
-// with neither gets both challenges. The agent card stays open (see
-// authenticate).
-func (s *serveRun) guardJWT(app, keyed http.Handler) http.Handler {
-	if s.cfg.jwt == nil {
-		return keyed
-	}
-	jwt := auth.JWT(s.cfg.jwt, app, auth.WithPrincipalPrefix(jwtPrincipalPrefix))
-	if keyed == nil {
-		return jwt
-	}
-	keyChallenge := fmt.Sprintf("APIKey realm=%q, header=%q", auth.DefaultRealm, auth.APIKeyHeader)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hasKey, hasAuth := len(r.Header.Values(auth.APIKeyHeader)) > 0, len(r.Header.Values("Authorization")) > 0
-		switch {
-		case hasKey && !hasAuth:
-			keyed.ServeHTTP(w, r)
-		case !hasKey && !hasAuth:
-			jwt.ServeHTTP(&extraChallenge{ResponseWriter: w, challenge: keyChallenge}, r)
-		default:
-			jwt.ServeHTTP(w, r)
-		}
-	})
-}
-
-// extraChallenge adds a WWW-Authenticate challenge to a 401, so that a
-// client that sent no credentials learns every scheme it may use.
-type extraChallenge struct {
-	http.ResponseWriter
-	challenge string
-}
-
-func (e *extraChallenge) WriteHeader(code int) {
-	if code == http.StatusUnauthorized {
-		e.Header().Add("WWW-Authenticate", e.challenge)
-	}
-	e.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap is for http.ResponseController.
-func (e *extraChallenge) Unwrap() http.ResponseWriter { return e.ResponseWriter }
-
-// StreamDetached lets a stream go on after the handler returns
-// ([server.StreamWatcher]): the challenge only concerns a 401.
-func (e *extraChallenge) StreamDetached() (func(bool), bool) { return func(bool) {}, true }
-
 // jwtOn reports whether --jwks is in use.
 func (s *serveRun) jwtOn() bool { return s.cfg.jwt != nil }
 
-// withJWT prints the banner's auth line of --jwks and adds "jwt" to the
-// logged auth mode.
-func (s *serveRun) withJWT(mode string) string {
+// printJWT prints the banner's auth line of --jwks.
+func (s *serveRun) printJWT() {
 	v := s.cfg.jwt
 	if v == nil {
-		return mode
+		return
 	}
 	issuer := "any issuer"
 	if v.Issuer() != "" {
@@ -201,8 +144,4 @@ func (s *serveRun) withJWT(mode string) string {
 		scopes = ", scopes " + strings.Join(sc, " ")
 	}
 	fmt.Fprintf(s.stdout, "  auth        JWT bearer (%s, audience %s%s), JWKS %s\n", issuer, v.Audience(), scopes, s.cfg.jwksURL)
-	if mode == "none" {
-		return "jwt"
-	}
-	return mode + "+jwt"
 }

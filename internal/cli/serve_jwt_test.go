@@ -308,7 +308,7 @@ func TestServeJWTUsage(t *testing.T) {
 	}
 	s, err := newServeRun(cfg, io.Discard, &stderr)
 	if err == nil {
-		s.closeListeners()
+		s.close()
 		t.Fatal("started with a JWKS URL that answers 404")
 	}
 	if want := "--jwks " + iss.jwks.URL + "/missing.json: cannot fetch the JWK set: HTTP 404 Not Found"; err.Error() != want {

@@ -5,12 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"net"
-	"net/http"
-	"net/netip"
 	"strconv"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/serve"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -46,7 +44,7 @@ func (l *limitSettings) register(fs *flag.FlagSet) {
 		"another is refused (continuing a task never is); 0 for no limit")
 	fs.IntVar(&l.maxTasks, "max-tasks", server.DefaultMaxActiveTasks, "most tasks running in the agent at once on the server, all callers together; a message that\n"+
 		"would start another is refused (continuing a task never is); 0 for no limit")
-	fs.IntVar(&l.authFailures, "max-auth-failures", serveAuthFailures, "refused authentications (401, 403) one client address may have before its requests to the A2A\n"+
+	fs.IntVar(&l.authFailures, "max-auth-failures", serve.DefaultAuthFailures, "refused authentications (401, 403) one client address may have before its requests to the A2A\n"+
 		"bindings are refused with 429, unchecked; it earns one back each second. An address is an IPv4\n"+
 		"address or an IPv6 /64; loopback is not counted (see --max-streams-per-principal); 0 for no limit")
 	fs.Float64Var(&l.rate, "rate", serveRate, "calls per second one caller may make on average (a token bucket of --burst); 0 turns rate limiting off")
@@ -106,52 +104,6 @@ func (l *limitSettings) limits() server.Limits {
 		out.Rate, out.Burst = l.rate, l.burst
 	}
 	return out
-}
-
-// withClientKey counts callers without a principal by their IP address
-// (an IPv6 one by its /64, see clientKeyOf) for the per-caller limits
-// (without a key the server cannot tell them apart, and does not limit
-// them per caller). Loopback callers get no key: they are this machine,
-// or a reverse proxy on it that every remote caller comes through, and
-// limiting them as one caller would throttle all of those together. Behind such a proxy, the per-caller limits apply to
-// authenticated callers only (--api-key, --client-ca); the totals apply to
-// all.
-func withClientKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if key := clientKeyOf(r.RemoteAddr); key != "" {
-			r = r.WithContext(server.WithClientKey(r.Context(), key))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// clientKeyOf is the key of a caller at remoteAddr (host:port, or a bare
-// host), or "" for loopback or what is not an IP address. An IPv4 caller
-// is keyed by its address (an IPv4-mapped IPv6 address as the IPv4 one),
-// an IPv6 caller by its /64 prefix, such as "2001:db8:1:2::/64": a host is
-// usually given a whole /64 and can pick any address in it, so keying by
-// address would let it be as many callers as it likes.
-func clientKeyOf(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return ""
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.IsLoopback() {
-		return ""
-	}
-	if ip.Is4() {
-		return ip.String()
-	}
-	p, err := ip.Prefix(64)
-	if err != nil {
-		return ""
-	}
-	return p.String()
 }
 
 // describe is the banner's summary of the limits a person most often runs

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -26,22 +27,30 @@ func TestServeHealthAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); ct != "text/plain; version=0.0.4; charset=utf-8" {
+	// The text format, version 0.0.4; promhttp adds an escaping parameter
+	// the test need not pin.
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4; charset=utf-8") {
 		t.Errorf("Content-Type %q", ct)
 	}
 
+	// Series are named as the exposition writes them: labels sorted by
+	// name, le last.
 	before := ts.metrics(t)
-	const sends = `a2a_http_requests_total{binding="jsonrpc",method="SendMessage",code="200"}`
+	const sends = `a2a_http_requests_total{binding="jsonrpc",code="200",method="SendMessage"}`
 	if _, ok := before[sends]; ok {
 		t.Errorf("%s before any request", sends)
 	}
-	for _, name := range []string{`a2a_ready`, `a2a_open_streams{binding="rest"}`, `a2a_tasks{state="TASK_STATE_WORKING"}`, `a2a_agent_executions`, `process_start_time_seconds`} {
+	for _, name := range []string{`a2a_ready`, `a2a_open_streams{binding="rest"}`, `a2a_tasks{state="TASK_STATE_WORKING"}`, `a2a_agent_executions`, `process_start_time_seconds`, `go_goroutines`} {
 		if _, ok := before[name]; !ok {
 			t.Errorf("no %s", name)
 		}
 	}
 	if before["a2a_ready"] != 1 {
 		t.Errorf("a2a_ready %v", before["a2a_ready"])
+	}
+	// The Go runtime collector's: a server runs goroutines.
+	if before["go_goroutines"] < 1 {
+		t.Errorf("go_goroutines %v", before["go_goroutines"])
 	}
 
 	jc := ts.client(t, a2a.BindingJSONRPC)
@@ -71,12 +80,12 @@ func TestServeHealthAndMetrics(t *testing.T) {
 	for series, want := range map[string]float64{
 		sends: 2,
 		`a2a_http_request_duration_seconds_count{binding="jsonrpc",method="SendMessage"}`:                 2,
-		`a2a_http_requests_total{binding="rest",method="GetTask",code="404"}`:                             1,
-		`a2a_http_requests_total{binding="jsonrpc",method="GetTask",code="200"}`:                          1,
-		`a2a_http_request_errors_total{binding="rest",method="GetTask",error="TaskNotFoundError"}`:        1,
-		`a2a_http_request_errors_total{binding="jsonrpc",method="GetTask",error="TaskNotFoundError"}`:     1,
-		`a2a_http_requests_total{binding="rest",method="SendStreamingMessage",code="200"}`:                1,
-		`a2a_http_requests_total{binding="card",method="GetAgentCard",code="200"}`:                        2,
+		`a2a_http_requests_total{binding="rest",code="404",method="GetTask"}`:                             1,
+		`a2a_http_requests_total{binding="jsonrpc",code="200",method="GetTask"}`:                          1,
+		`a2a_http_request_errors_total{binding="rest",error="TaskNotFoundError",method="GetTask"}`:        1,
+		`a2a_http_request_errors_total{binding="jsonrpc",error="TaskNotFoundError",method="GetTask"}`:     1,
+		`a2a_http_requests_total{binding="rest",code="200",method="SendStreamingMessage"}`:                1,
+		`a2a_http_requests_total{binding="card",code="200",method="GetAgentCard"}`:                        2,
 		`a2a_task_transitions_total{state="TASK_STATE_SUBMITTED"}`:                                        3,
 		`a2a_task_transitions_total{state="TASK_STATE_WORKING"}`:                                          3,
 		`a2a_tasks{state="TASK_STATE_COMPLETED"}`:                                                         3,
@@ -96,6 +105,45 @@ func TestServeHealthAndMetrics(t *testing.T) {
 		if strings.Contains(series, "healthz") || strings.Contains(series, "metrics\"") {
 			t.Errorf("ops endpoint counted: %s", series)
 		}
+	}
+}
+
+// TestMetricsHandler: handler serves the registry in the text format, with
+// the Go runtime's metrics, and two metrics values count apart (no shared
+// registry).
+func TestMetricsHandler(t *testing.T) {
+	t.Parallel()
+	m, other := newMetrics(time.Now()), newMetrics(time.Now())
+	m.requestStarted()
+	m.requestDone(bindingJSONRPC, "SendMessage", 200, "", 3*time.Millisecond)
+	const sends = `a2a_http_requests_total{binding="jsonrpc",code="200",method="SendMessage"}`
+
+	scrape := func(m *metrics) map[string]float64 {
+		rec := httptest.NewRecorder()
+		m.handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
+			t.Errorf("handler: %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
+		}
+		return parseMetrics(t, rec.Body.String())
+	}
+	for name, got := range map[string]map[string]float64{"handler": scrape(m)} {
+		for series, want := range map[string]float64{
+			sends: 1,
+			`a2a_http_request_duration_seconds_bucket{binding="jsonrpc",method="SendMessage",le="0.005"}`: 1,
+			`a2a_http_requests_in_flight`:                            0,
+			`a2a_push_deliveries_total{outcome="retry"}`:             0,
+			`a2a_task_transitions_total{state="TASK_STATE_WORKING"}`: 0,
+		} {
+			if v, ok := got[series]; !ok || v != want {
+				t.Errorf("%s: %s = %v (present: %v), want %v", name, series, v, ok, want)
+			}
+		}
+		if got["go_goroutines"] < 1 {
+			t.Errorf("%s: go_goroutines %v", name, got["go_goroutines"])
+		}
+	}
+	if _, ok := scrape(other)[sends]; ok {
+		t.Errorf("a request to one server counted in another's metrics")
 	}
 }
 

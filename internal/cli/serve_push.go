@@ -1,18 +1,14 @@
 package cli
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"flag"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 
-	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/push"
-	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/serve"
 )
 
 // pushSettings are the flags of webhook delivery (push notifications).
@@ -73,101 +69,22 @@ func (g *pushSettings) validate(set map[string]bool) []error {
 	return errs
 }
 
-// pushRun is the delivery worker of a serve run.
-type pushRun struct {
-	d      *push.Deliverer
-	signer *push.Signer
-	cancel context.CancelFunc
-	done   sync.WaitGroup
-}
-
-// setupPush declares push in the card (or, with --push=false, takes it
-// out), with the extension that lets a2a push get show delivery state.
-func (s *serveRun) setupPush(card *a2a.AgentCard) {
-	if !s.cfg.pushSettings.push {
-		card.Capabilities.PushNotifications = nil
-		return
-	}
-	card.Capabilities.PushNotifications = a2a.Ptr(true)
-	card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2a.AgentExtension{
-		URI:         server.PushDeliveryExtension,
-		Description: "declare it on GetTaskPushNotificationConfig to get the webhook's delivery state in the " + server.PushDeliveryHeader + " response header",
-	})
-}
-
-// newDeliverer makes the deliverer once the store is open.
-func (s *serveRun) newDeliverer() (*pushRun, error) {
+// pushOptions returns the option of push delivery, none with --push=false.
+func (s *serveRun) pushOptions() []serve.Option {
 	g := &s.cfg.pushSettings
 	if !g.push {
-		return nil, nil
+		return nil
 	}
-	key := g.key
-	if key == nil {
-		var err error
-		if key, err = ecdsa.GenerateKey(elliptic.P256(), nil); err != nil {
-			return nil, fmt.Errorf("making a push signing key: %w", err)
-		}
-	}
-	kid, err := keyID("push-", &key.PublicKey)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := push.NewSigner(kid, key, push.WithIssuer(s.base))
-	if err != nil {
-		return nil, err
-	}
-	guard, err := push.NewGuard(push.WithAllow(g.allow...))
-	if err != nil {
-		return nil, fmt.Errorf("--push-allow-hosts: %w", err)
-	}
-	d, err := push.NewDeliverer(s.store, push.WithGuard(guard), push.WithSigning(signer),
-		push.WithLogger(s.log), push.WithResultHook(s.metrics.observePush))
-	if err != nil {
-		return nil, err
-	}
-	return &pushRun{d: d, signer: signer}, nil
-}
-
-// start runs the deliverer until stop.
-func (p *pushRun) start() {
-	if p == nil {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
-		_ = p.d.Run(ctx) // returns ctx's error, at stop
-	}()
-}
-
-// stop ends deliveries in flight and waits for the deliverer; what is not
-// delivered stays in the store, for the next start.
-func (p *pushRun) stop() {
-	if p == nil || p.cancel == nil {
-		return
-	}
-	p.cancel()
-	p.done.Wait()
-}
-
-// isPushJWKS tells whether path is the published push key, which, like
-// the card, needs no credentials.
-func (s *serveRun) isPushJWKS(path string) bool {
-	return s.push != nil && path == push.JWKSPath
-}
-
-// mountPushJWKS serves the push signing key at push.JWKSPath.
-func (s *serveRun) mountPushJWKS(mux *http.ServeMux) {
-	if s.push != nil {
-		mux.Handle(push.JWKSPath, s.push.signer.JWKSHandler())
-	}
+	return []serve.Option{serve.WithPush(serve.Push{
+		Allow:            g.allow,
+		Key:              g.key,
+		DelivererOptions: []push.DelivererOption{push.WithResultHook(s.metrics.observePush)},
+	})}
 }
 
 // printPush says how webhooks are delivered.
 func (s *serveRun) printPush() {
-	if s.push == nil {
+	if !s.cfg.pushSettings.push {
 		fmt.Fprintf(s.stdout, "  push        off\n")
 		return
 	}
@@ -175,5 +92,5 @@ func (s *serveRun) printPush() {
 	if len(s.cfg.pushSettings.allow) > 0 {
 		allow = strings.Join(s.cfg.pushSettings.allow, ", ")
 	}
-	fmt.Fprintf(s.stdout, "  push        webhooks signed ES256, key at %s%s; private addresses allowed: %s\n", s.base, push.JWKSPath, allow)
+	fmt.Fprintf(s.stdout, "  push        webhooks signed ES256, key at %s%s; private addresses allowed: %s\n", s.srv.URL(), push.JWKSPath, allow)
 }

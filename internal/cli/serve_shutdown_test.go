@@ -51,7 +51,7 @@ func inFlight(t *testing.T, ts *testServe, c *client.Client, onArtifact func(str
 		}
 		sendc <- streamResult{last: resp.Result}
 	}()
-	waitFor(t, "two running tasks", func() bool { return ts.run.agent.running() == 2 })
+	waitFor(t, "two running tasks", func() bool { return ts.run.srv.Running() == 2 })
 	return streamc, sendc
 }
 

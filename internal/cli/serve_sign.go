@@ -5,17 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
-	"net/http"
 
-	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
+	"github.com/goa2a/a2a/serve"
 )
 
 // cardJWKSPath is where a2a serve --sign-key publishes the public key of
@@ -28,8 +25,7 @@ type signSettings struct {
 	signKeyID   string
 
 	signKey crypto.Signer // made by validate
-	signer  *auth.CardSigner
-	jwks    []byte // the public key, served at cardJWKSPath
+	alg     string        // of the key's signatures
 }
 
 func (g *signSettings) register(fs *flag.FlagSet) {
@@ -57,13 +53,15 @@ func (g *signSettings) validate(set map[string]bool) []error {
 	}
 	g.signKey = key
 	if g.signKeyID == "" {
-		if g.signKeyID, err = keyID("card-", key.Public()); err != nil {
+		if g.signKeyID, err = auth.KeyID("card-", key.Public()); err != nil {
 			return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
 		}
 	}
-	if _, err := auth.NewCardSigner(g.signKeyID, key, ""); err != nil { // a usable key (P-256, RSA size)
+	signer, err := auth.NewCardSigner(g.signKeyID, key, "") // a usable key (P-256, RSA size)
+	if err != nil {
 		return []error{fmt.Errorf("--sign-key %s: %v", g.signKeyFile, err)}
 	}
+	g.alg = signer.Alg()
 	return nil
 }
 
@@ -106,54 +104,19 @@ func parseSigningKey(data []byte) (crypto.Signer, error) {
 	}
 }
 
-// signCard signs card with --sign-key, if given, and keeps the JWK set to
-// publish. The jku is the server's public base URL plus cardJWKSPath.
-func (s *serveRun) signCard(card *a2a.AgentCard) (*a2a.AgentCard, error) {
+// cardSigning returns the option that signs the card with --sign-key,
+// if given; the server publishes the key at serve.CardJWKSPath.
+func (s *serveRun) cardSigning() []serve.Option {
 	g := &s.cfg.signSettings
 	if g.signKey == nil {
-		return card, nil
+		return nil
 	}
-	signer, err := auth.NewCardSigner(g.signKeyID, g.signKey, s.base+cardJWKSPath)
-	if err != nil {
-		return nil, fmt.Errorf("--sign-key %s: %w", g.signKeyFile, err)
-	}
-	if g.jwks, err = signer.JWKS(); err != nil {
-		return nil, fmt.Errorf("--sign-key %s: %w", g.signKeyFile, err)
-	}
-	g.signer = signer
-	return auth.SignCard(card, signer)
-}
-
-// isCardJWKS tells whether path is the published card key, which, like
-// the card, needs no credentials.
-func (s *serveRun) isCardJWKS(path string) bool {
-	return s.cfg.signSettings.jwks != nil && path == cardJWKSPath
-}
-
-// mountCardJWKS serves the card's public key at cardJWKSPath.
-func (s *serveRun) mountCardJWKS(mux *http.ServeMux) {
-	jwks := s.cfg.signSettings.jwks
-	if jwks == nil {
-		return
-	}
-	mux.Handle(cardJWKSPath, auth.JWKSHandler(jwks))
+	return []serve.Option{serve.WithCardSigning(g.signKey, g.signKeyID)}
 }
 
 // printCardSigning says how the card is signed.
 func (s *serveRun) printCardSigning() {
-	if g := s.cfg.signSettings.signer; g != nil {
-		fmt.Fprintf(s.stdout, "  card signed %s, kid %s, key at %s%s\n", g.Alg(), g.KeyID(), s.base, cardJWKSPath)
+	if g := &s.cfg.signSettings; g.signKey != nil {
+		fmt.Fprintf(s.stdout, "  card signed %s, kid %s, key at %s%s\n", g.alg, g.signKeyID, s.srv.URL(), cardJWKSPath)
 	}
-}
-
-// keyID names a public key for the "kid" of signatures: prefix and the
-// start of the SHA-256 of its PKIX encoding, so that the same key always
-// gets the same ID.
-func keyID(prefix string, pub crypto.PublicKey) (string, error) {
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(der)
-	return prefix + base64.RawURLEncoding.EncodeToString(sum[:12]), nil
 }

@@ -129,7 +129,7 @@ func TestServeSignKeyErrors(t *testing.T) {
 			// Some problems show only when the card is signed.
 			s, err := newServeRun(cfg, io.Discard, io.Discard)
 			if err == nil {
-				s.closeListeners()
+				s.close()
 				t.Errorf("%s: accepted", c.name)
 				continue
 			}

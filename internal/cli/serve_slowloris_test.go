@@ -86,7 +86,7 @@ func TestServeSlowloris(t *testing.T) {
 	t.Run("HTTP", func(t *testing.T) {
 		t.Parallel()
 		ts := startServe(t, "--agent", "echo", "--store", "memory", "--header-timeout", "2s")
-		addr := ts.run.ln.Addr().String()
+		addr := ts.run.srv.Addr().String()
 		results := attack(t, addr, nil, header, conns, interval, func() {
 			checkServing(t, ts.base, http.DefaultClient)
 		})
@@ -105,7 +105,7 @@ func TestServeSlowloris(t *testing.T) {
 		ts := startServe(t, "--agent", "echo", "--store", "memory", "--body-timeout", "2s")
 		body := []byte(sendJSONRPC)
 		head := []byte("POST /a2a/jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
-		results := attack(t, ts.run.ln.Addr().String(), head, body, conns, interval, func() {
+		results := attack(t, ts.run.srv.Addr().String(), head, body, conns, interval, func() {
 			checkServing(t, ts.base, http.DefaultClient)
 		})
 		for i, r := range results {

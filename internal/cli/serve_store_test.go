@@ -218,7 +218,7 @@ func TestPostgresSchemaWithoutCreate(t *testing.T) {
 	serveFails := func(args ...string) string {
 		t.Helper()
 		var stdout, stderr syncBuffer
-		code := serve(t.Context(), append([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--store", "postgres:" + dsn}, args...), &stdout, &stderr)
+		code := serveCommand(t.Context(), append([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--store", "postgres:" + dsn}, args...), &stdout, &stderr)
 		if code != ExitError {
 			t.Fatalf("a2a serve %q as a role without CREATE: exit %d, want %d\n%s%s", args, code, ExitError, stdout.String(), stderr.String())
 		}

@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"math/big"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,9 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
-	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/serve"
 )
 
 // tlsSettings are a2a serve's flags for TLS, mutual TLS and the HTTP
@@ -53,14 +51,6 @@ const (
 	selfSignedLifetime = 7 * 24 * time.Hour
 	selfSignedMinLeft  = 24 * time.Hour
 )
-
-// hstsValue is the Strict-Transport-Security header sent over TLS with a
-// certificate of the operator (RFC 6797): one year, this host only, since
-// a2a cannot know whether every subdomain serves HTTPS.
-const hstsValue = "max-age=31536000"
-
-// mtlsSchemeName names the --client-ca scheme in the agent card.
-const mtlsSchemeName = "mtls"
 
 func (t *tlsSettings) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.tlsCert, "tls-cert", "", "serve HTTPS with the certificate (chain) in PEM `FILE`; needs --tls-key")
@@ -121,41 +111,38 @@ func (t *tlsSettings) on() bool { return t.tlsCert != "" || t.tlsSelfSigned }
 
 // serveTLS is the TLS of a run of a2a serve.
 type serveTLS struct {
-	config      *tls.Config
 	leaf        *x509.Certificate
 	selfSigned  string // where the self-signed certificate is kept; "" in memory or with --tls-cert
 	fingerprint string // SHA-256 of the leaf, as "AB:CD:..."
 	clientCAs   []*x509.Certificate
-	principal   func(*x509.Certificate) string
-	others      int // security schemes declared besides mutual TLS
 }
 
-// setupTLS reads the certificates and wraps the listener in TLS; it does
-// nothing without TLS flags.
-func (s *serveRun) setupTLS() error {
+// setupTLS reads the certificates and returns the options that serve TLS
+// (and mutual TLS) on the listener at addr; none without TLS flags.
+func (s *serveRun) setupTLS(addr net.Addr) ([]serve.Option, error) {
 	t := &s.cfg.tlsSettings
 	if !t.on() {
-		return nil
+		return nil, nil
 	}
 	st := &serveTLS{}
 	var cert tls.Certificate
 	var err error
 	if t.tlsSelfSigned {
-		hosts := selfSignedHosts(s.ln.Addr(), s.cfg.publicURL)
+		hosts := selfSignedHosts(addr, s.cfg.publicURL)
 		cert, st.selfSigned, err = selfSignedCert(s.cfg.dataDir, hosts, time.Now())
 		if err != nil {
 			// In memory then: clients cannot pin it across restarts, but
 			// the server runs.
 			s.log.Warn("cannot keep the self-signed certificate under --data-dir; it lives in memory only", "err", err)
 			if cert, err = newSelfSigned(hosts, time.Now()); err != nil {
-				return fmt.Errorf("--tls-self-signed: %w", err)
+				return nil, fmt.Errorf("--tls-self-signed: %w", err)
 			}
 		}
 		s.log.Warn("serving HTTPS with a self-signed certificate: for development only", "sha256", fingerprint(cert.Leaf), "hosts", strings.Join(hosts, ","))
 	} else {
 		var warnings []string
 		if cert, warnings, err = loadKeyPair("--tls-cert", t.tlsCert, "--tls-key", t.tlsKey, time.Now()); err != nil {
-			return err
+			return nil, err
 		}
 		if host := publicHost(s.cfg.publicURL); host != "" {
 			if err := cert.Leaf.VerifyHostname(host); err != nil {
@@ -168,7 +155,7 @@ func (s *serveRun) setupTLS() error {
 	}
 	st.leaf = cert.Leaf
 	st.fingerprint = fingerprint(cert.Leaf)
-	st.config = &tls.Config{
+	config := &tls.Config{
 		// TLS 1.3 is preferred and negotiated whenever the client has it;
 		// 1.2 stays for clients and TLS-inspecting proxies that lack 1.3.
 		// Go's 1.2 suites are all ECDHE with AEAD ciphers, and SSLv3, 1.0
@@ -180,7 +167,7 @@ func (s *serveRun) setupTLS() error {
 	if t.clientCA != "" {
 		pool, cas, warnings, err := loadClientCAs(t.clientCA)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, w := range warnings {
 			s.log.Warn(w)
@@ -188,104 +175,28 @@ func (s *serveRun) setupTLS() error {
 		// IfGiven, not Require: the card and probes stay reachable without a
 		// certificate, and auth.MutualTLS answers the A2A bindings with a
 		// 401 challenge rather than a bare TLS alert.
-		st.config.ClientCAs, st.config.ClientAuth = pool, tls.VerifyClientCertIfGiven
+		config.ClientCAs, config.ClientAuth = pool, tls.VerifyClientCertIfGiven
 		st.clientCAs = cas
-		switch t.clientPrincipal {
-		case principalCN:
-			st.principal = auth.CommonNamePrincipal
-		case principalURI:
-			st.principal = auth.URIPrincipal
-		default:
-			st.principal = auth.SubjectPrincipal
-		}
 	}
 	s.tls = st
-	s.ln = tls.NewListener(s.ln, st.config)
-	return nil
-}
-
-// scheme is the scheme of the server's own URLs.
-func (s *serveRun) scheme() string {
-	if s.cfg.tlsSettings.on() {
-		return "https"
+	opts := []serve.Option{serve.WithTLS(config)}
+	if t.tlsSelfSigned {
+		// No HSTS: a browser told to trust a development certificate for
+		// localhost would then refuse plain HTTP on every localhost port
+		// for a year.
+		opts = append(opts, serve.WithHSTS(""))
 	}
-	return "http"
-}
-
-// declareMutualTLS adds the mtls scheme to the card, as one more
-// alternative among the security requirements already there.
-func (s *serveRun) declareMutualTLS(card *a2a.AgentCard) {
-	if s.tls == nil || s.tls.clientCAs == nil {
-		return
-	}
-	s.tls.others = len(card.SecuritySchemes)
-	if card.SecuritySchemes == nil {
-		card.SecuritySchemes = make(map[string]a2a.SecurityScheme)
-	}
-	card.SecuritySchemes[mtlsSchemeName] = auth.MutualTLSScheme()
-	card.SecurityRequirements = append(card.SecurityRequirements, a2a.SecurityRequirement{Schemes: map[string]a2a.StringList{mtlsSchemeName: {List: []string{}}}})
-}
-
-// clientCerts puts mutual TLS in front of the A2A bindings when
-// --client-ca is set. app is the unguarded mux and others what the other
-// authenticators made of it. A request whose connection presented a client
-// certificate is for auth.MutualTLS; so is every request when mutual TLS
-// is the only scheme. Otherwise a request without a certificate goes to
-// the other authenticators, as the card's alternative requirements say;
-// when it carries no credentials at all, their 401 also names MutualTLS.
-// The public agent card (and its signing keys) stay readable (A2A §8.2).
-func (s *serveRun) clientCerts(app, others http.Handler) http.Handler {
-	if s.tls == nil || s.tls.clientCAs == nil {
-		return others
-	}
-	mtls := auth.MutualTLS(auth.MutualTLSConfig{Principal: s.tls.principal}, app, auth.WithPrincipalPrefix(mtlsPrincipalPrefix))
-	alone := s.tls.others == 0 || others == app
-	mtlsChallenge := fmt.Sprintf("MutualTLS realm=%q", auth.DefaultRealm)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == server.WellKnownCardPath || s.isCardJWKS(r.URL.Path):
-			app.ServeHTTP(w, r)
-		case alone || auth.HasClientCertificate(r):
-			mtls.ServeHTTP(w, r)
-		case len(r.Header.Values("Authorization")) == 0 && len(r.Header.Values(auth.APIKeyHeader)) == 0:
-			// No credentials at all: the 401 names every scheme.
-			others.ServeHTTP(&extraChallenge{ResponseWriter: w, challenge: mtlsChallenge}, r)
-		default:
-			others.ServeHTTP(w, r)
+	if st.clientCAs != nil {
+		principal := auth.SubjectPrincipal
+		switch t.clientPrincipal {
+		case principalCN:
+			principal = auth.CommonNamePrincipal
+		case principalURI:
+			principal = auth.URIPrincipal
 		}
-	})
-}
-
-// guardTransport wraps the main listener's handler: it sends
-// Strict-Transport-Security on every response over TLS with the
-// operator's certificate (A2A §13.4), and gives each request body
-// --body-timeout to arrive.
-//
-// No HSTS with --tls-self-signed: a browser told to trust a development
-// certificate for localhost would then refuse plain HTTP on every
-// localhost port for a year.
-//
-// The body deadline is the slow-body half of slowloris protection: the
-// server's ReadHeaderTimeout ends at the headers, and a ReadTimeout would
-// also cut the long-lived streams of SendStreamingMessage and
-// SubscribeToTask. So a read deadline is set when the handler starts.
-// It ends with the body: net/http lifts it once the body has been read to
-// its end (HTTP/1.1, to watch for the client hanging up), and under HTTP/2
-// it applies to the stream's body only. TestServeBodyTimeoutSparesStreams
-// holds this.
-func (s *serveRun) guardTransport(next http.Handler) http.Handler {
-	hsts := s.tls != nil && !s.cfg.tlsSelfSigned
-	timeout := s.cfg.bodyTimeout
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hsts {
-			w.Header().Set("Strict-Transport-Security", hstsValue)
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			// An error means a writer without deadlines; nothing to do.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
-		}
-		next.ServeHTTP(w, r)
-	})
+		opts = append(opts, serve.WithMutualTLS(auth.MutualTLSConfig{Principal: principal}, auth.WithPrincipalPrefix(mtlsPrincipalPrefix)))
+	}
+	return opts, nil
 }
 
 // printTLS writes the banner's TLS lines.
@@ -593,15 +504,4 @@ func newSelfSigned(hosts []string, now time.Time) (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
-}
-
-// withMutualTLS adds mutual TLS to the auth mode of the log.
-func (s *serveRun) withMutualTLS(mode string) string {
-	switch {
-	case !s.mutualTLSOn():
-		return mode
-	case mode == "none":
-		return "mtls"
-	}
-	return mode + "+mtls"
 }

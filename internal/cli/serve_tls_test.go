@@ -26,6 +26,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
+	"github.com/goa2a/a2a/serve"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -239,7 +240,7 @@ func TestServeTLSFiles(t *testing.T) {
 		}
 		s, err := newServeRun(cfg, io.Discard, &stderr)
 		if err == nil {
-			s.closeListeners()
+			s.close()
 			t.Errorf("%s: started", tc.name)
 			continue
 		}
@@ -310,7 +311,7 @@ func TestServeTLS(t *testing.T) {
 	if resp.TLS == nil || resp.TLS.Version != tls.VersionTLS13 {
 		t.Errorf("TLS %+v, want TLS 1.3", resp.TLS)
 	}
-	if got := resp.Header.Get("Strict-Transport-Security"); got != hstsValue {
+	if got := resp.Header.Get("Strict-Transport-Security"); got != serve.DefaultHSTS {
 		t.Errorf("Strict-Transport-Security %q", got)
 	}
 	for _, in := range card.SupportedInterfaces {
@@ -401,10 +402,10 @@ func TestServeTLS(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: %T", binding, res.Result)
 		}
-		if _, err := ts.run.h.GetTask(server.WithPrincipal(context.Background(), alicePrincipal), &a2a.GetTaskRequest{ID: task.ID}); err != nil {
+		if _, err := ts.run.srv.Handler().GetTask(server.WithPrincipal(context.Background(), alicePrincipal), &a2a.GetTaskRequest{ID: task.ID}); err != nil {
 			t.Errorf("%s: the task is not alice's: %v", binding, err)
 		}
-		if _, err := ts.run.h.GetTask(context.Background(), &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := ts.run.srv.Handler().GetTask(context.Background(), &a2a.GetTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
 			t.Errorf("%s: the anonymous owner sees the task: %v", binding, err)
 		}
 	}
@@ -464,7 +465,7 @@ func TestServeTLSAPIKeyOrCertificate(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, p := range []string{"mtls:CN=alice,O=Example", "bob"} {
-			if _, err := ts.run.h.GetTask(server.WithPrincipal(context.Background(), p), &a2a.GetTaskRequest{ID: res.Task.ID}); err == nil {
+			if _, err := ts.run.srv.Handler().GetTask(server.WithPrincipal(context.Background(), p), &a2a.GetTaskRequest{ID: res.Task.ID}); err == nil {
 				return resp.StatusCode, p
 			}
 		}

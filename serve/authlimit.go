@@ -1,4 +1,4 @@
-package cli
+package serve
 
 import (
 	"context"
@@ -11,42 +11,35 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/server"
 )
 
-// The limit of refused authentications (--max-auth-failures): each 401 or 403
-// that the authenticators (--api-key, --jwks, --client-ca) answer costs
-// the client address a token of a bucket of --max-auth-failures tokens, which
-// refills at authFailureRefill. While an address has no token left, its
-// requests to the A2A bindings are refused with 429 before the
-// authenticators see them: a caller cannot try keys or tokens without
-// limit (A2A §13.4), nor make the server check signatures without limit.
-// Requests that authenticate cost nothing.
+// The limit of refused authentications ([WithAuthFailureLimit]): each 401
+// or 403 that the authenticators answer costs the client address a token
+// of a bucket of the limit's size, which refills at authFailureRefill.
+// While an address has no token left, its requests to the A2A bindings are
+// refused with 429 before the authenticators see them: a caller cannot try
+// keys or tokens without limit (A2A §13.4), nor make the server check
+// signatures without limit. Requests that authenticate cost nothing, and
+// the card, its keys and the probes are never limited (they are served
+// before authentication).
 //
-// An address is a client key (clientKeyOf): an IPv4 address or an IPv6
+// An address is a client key ([ClientKey]): an IPv4 address or an IPv6
 // /64. Loopback is not counted, for the reason withClientKey gives: behind
 // a reverse proxy on this machine every caller is 127.0.0.1, and one of
 // them failing would lock out all of them, so behind such a proxy it is
 // the proxy's to limit by the real client address. Nothing like
 // X-Forwarded-For is honoured: a caller could write any address in it.
 const (
-	serveAuthFailures = 10 // default of --max-auth-failures
-	authFailureRefill = 1  // tokens a second
+	// DefaultAuthFailures is the limit of refused authentications per
+	// client address when authentication is configured.
+	DefaultAuthFailures = 10
+	authFailureRefill   = 1 // tokens a second
 	// maxAuthBuckets bounds the addresses remembered. Only addresses that
 	// failed recently are, so the bound is reached only by an attacker
 	// with that many addresses; then arbitrary ones are forgotten.
 	maxAuthBuckets = 100_000
 	minAuthSweep   = 1024
 )
-
-// limitAuthFailures puts the limit of refused authentications in front of
-// guard(app), the authenticators in front of the A2A bindings, as
-// described above. The public card (and its JWKS) is not limited: no
-// authentication is needed to read it.
-func (s *serveRun) limitAuthFailures(app http.Handler, guard func(app http.Handler) http.Handler) http.Handler {
-	public := func(path string) bool { return path == server.WellKnownCardPath || s.isCardJWKS(path) }
-	return newAuthLimiter(s.cfg.authFailures, time.Now, s.log).guard(app, guard, public)
-}
 
 // authLimiter holds the buckets of the addresses that failed to
 // authenticate recently. A nil authLimiter limits nothing.
@@ -82,8 +75,7 @@ func newAuthLimiter(burst int, now func() time.Time, log *slog.Logger) *authLimi
 
 // guard returns guard(app) behind the limit. Without authenticators
 // (guard(app) is app itself) or without a limit, nothing is put in front.
-// public tells the paths that are never limited.
-func (l *authLimiter) guard(app http.Handler, guard func(app http.Handler) http.Handler, public func(path string) bool) http.Handler {
+func (l *authLimiter) guard(app http.Handler, guard func(app http.Handler) http.Handler) http.Handler {
 	marked := &admitted{next: app}
 	guarded := guard(marked)
 	if guarded == http.Handler(marked) {
@@ -93,8 +85,8 @@ func (l *authLimiter) guard(app http.Handler, guard func(app http.Handler) http.
 		return guarded
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := clientKeyOf(r.RemoteAddr)
-		if key == "" || public(r.URL.Path) {
+		key := ClientKey(r.RemoteAddr)
+		if key == "" {
 			guarded.ServeHTTP(w, r)
 			return
 		}

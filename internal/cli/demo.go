@@ -16,8 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
+	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/internal/capture"
 	"github.com/goa2a/a2a/kit/deployer"
 	"github.com/goa2a/a2a/kit/planner"
@@ -78,6 +81,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	deterministic := fs.Bool("deterministic", false, "use the kit's clock (2026-10-06T09:00:00Z, 250 ms per stamp), seeded ids and its http://localhost:41241-41243 URLs, so two runs record the same bytes")
 	dataDir := fs.String("data-dir", "", "keep the agents' SQLite stores in `DIR` (default: a temporary directory, removed at the end)")
 	storeKind := fs.String("store", storeSQLite, "where the agents keep their tasks: sqlite or memory")
+	var traces otelSettings
+	traces.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -103,12 +108,31 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case *dataDir != "" && *storeKind == storeMemory:
 		fmt.Fprintln(stderr, "a2a demo: --data-dir applies to --store sqlite")
 		return ExitUsage
+	case len(traces.validate()) > 0:
+		fmt.Fprintf(stderr, "a2a demo: %v\n", traces.validate()[0])
+		return ExitUsage
+	case *deterministic && (traces.otlpEndpoint != "" || otlpFromEnv()):
+		fmt.Fprintln(stderr, "a2a demo: --deterministic records the same bytes on every run, and traced requests carry a new traceparent each time: leave out --otlp-endpoint (and OTEL_EXPORTER_OTLP_*)")
+		return ExitUsage
 	case *dataDir != "" && *deterministic:
 		fmt.Fprintln(stderr, "a2a demo: --deterministic repeats the same task ids on every run, so it cannot share a --data-dir with earlier runs; leave --data-dir out")
 		return ExitUsage
 	}
 
 	o := kitOptions{token: demoToken, lineDelay: *lineDelay}
+	tracers, err := newKitTracers(ctx, &traces) // one service per agent, and the planner
+	if err != nil {
+		fmt.Fprintf(stderr, "a2a demo: %v\n", err)
+		return ExitError
+	}
+	defer func() {
+		for _, t := range tracers {
+			if err := t.shutdown(); err != nil {
+				fmt.Fprintf(stderr, "a2a demo: %v\n", err)
+			}
+		}
+	}()
+	o.tracers = tracers
 	if *storeKind == storeSQLite {
 		o.dataDir = *dataDir
 		if o.dataDir == "" {
@@ -178,6 +202,13 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *deterministic {
 		opts = append(opts, planner.WithIDGenerator(seededIDs(plannerSeed)))
 	}
+	if t := tracers[plannerService]; t != nil {
+		// One trace for the run: the planner's span, then each call.
+		opts = append(opts, planner.WithClientOptions(client.WithInterceptors(t.tracing.ClientInterceptor())))
+		var span trace.Span
+		ctx, span = t.tp.Tracer(plannerService).Start(ctx, "a2a demo")
+		defer span.End()
+	}
 	var logBuf bytes.Buffer
 	switch {
 	case *logOut && rec != nil:
@@ -230,6 +261,25 @@ type kitOptions struct {
 	pace func(ctx context.Context, taskID string, line int) error
 	// cardSigner signs the deployer's card; nil: a new ES256 key.
 	cardSigner *auth.CardSigner
+	// tracers trace each agent, by name; nil without trace export.
+	tracers map[string]*tracer
+}
+
+// plannerService names the planner's traces.
+const plannerService = "planner"
+
+// newKitTracers makes a trace export for each agent of the kit and the
+// planner, each its own service; nil when nothing is traced.
+func newKitTracers(ctx context.Context, o *otelSettings) (map[string]*tracer, error) {
+	out := make(map[string]*tracer)
+	for _, name := range []string{"test-runner", "code-reviewer", "deployer", plannerService} {
+		t, err := newTracer(ctx, o, name)
+		if err != nil || t == nil {
+			return nil, err
+		}
+		out[name] = t
+	}
+	return out, nil
 }
 
 // kitServer is one running agent.
@@ -278,7 +328,16 @@ func startKit(o kitOptions) (*runningKit, error) {
 		if st := k.stores[name]; st != nil {
 			opts = append(opts, server.WithStore(st))
 		}
+		if t := o.tracers[name]; t != nil {
+			opts = append(opts, t.tracing.ServerOptions()...)
+		}
 		return opts
+	}
+	pushOpts := func(name string) []push.DelivererOption {
+		if t := o.tracers[name]; t != nil {
+			return []push.DelivererOption{push.WithCallHook(t.tracing.PushHook())}
+		}
+		return nil
 	}
 	if o.dataDir != "" {
 		k.stores = make(map[string]store.Store)
@@ -297,10 +356,10 @@ func startKit(o kitOptions) (*runningKit, error) {
 		make func(base string) (http.Handler, *server.Handler, *push.Deliverer, error)
 	}{
 		{"test-runner", false, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
-			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay, Pace: o.pace}, k.stores["test-runner"], opts("test-runner"))
+			return serveKitAgent(base, testrunner.Card, &testrunner.Agent{LineDelay: o.lineDelay, Pace: o.pace}, k.stores["test-runner"], opts("test-runner"), pushOpts("test-runner"))
 		}},
 		{"code-reviewer", false, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
-			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, k.stores["code-reviewer"], opts("code-reviewer"))
+			return serveKitAgent(base, reviewer.Card, reviewer.Agent{}, k.stores["code-reviewer"], opts("code-reviewer"), pushOpts("code-reviewer"))
 		}},
 		{"deployer", true, func(base string) (http.Handler, *server.Handler, *push.Deliverer, error) {
 			// The deployer's card declares no push notifications.
@@ -349,7 +408,7 @@ func startKit(o kitOptions) (*runningKit, error) {
 // memory; opts already name it. When the card declares push
 // notifications, the agent delivers webhooks: it returns the deliverer,
 // which the caller runs for as long as the agent serves.
-func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.AgentCard, agent server.Agent, st store.Store, opts []server.Option) (http.Handler, *server.Handler, *push.Deliverer, error) {
+func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.AgentCard, agent server.Agent, st store.Store, opts []server.Option, pushOpts []push.DelivererOption) (http.Handler, *server.Handler, *push.Deliverer, error) {
 	in := a2ahttp.Interfaces(base)
 	c := card(in[0].URL, in[1].URL)
 	var d *push.Deliverer
@@ -362,7 +421,7 @@ func serveKitAgent(base string, card func(jsonrpcURL, restURL string) *a2a.Agent
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if d, err = push.NewDeliverer(st, push.WithGuard(g)); err != nil {
+		if d, err = push.NewDeliverer(st, append(pushOpts, push.WithGuard(g))...); err != nil {
 			return nil, nil, nil, err
 		}
 		opts = append(opts, server.WithPusher(d))

@@ -114,7 +114,8 @@ type serveRun struct {
 	about      string // what the agent does
 	principals int    // of --api-key; 0 when the server is open
 
-	tls *serveTLS // nil without TLS
+	tls    *serveTLS // nil without TLS
+	tracer *tracer   // nil without trace export
 }
 
 // newLogger is the logger of a2a serve, at the level of --log-level (and
@@ -142,6 +143,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 			if s.store != nil {
 				closeStore(s.store)
 			}
+			s.tracer.shutdown()
 		}
 	}()
 	listen := func(addr, flag string) (net.Listener, error) {
@@ -216,6 +218,12 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		server.WithStateHook(s.metrics.observeTask),
 		server.WithInterceptors(noteCalls{}), // what instrument counts (serve_http.go)
 	}
+	if s.tracer, err = newTracer(context.Background(), &cfg.otelSettings, card.Name); err != nil { // serve_otel.go
+		return nil, err
+	}
+	if s.tracer != nil {
+		hopts = append(hopts, s.tracer.tracing.ServerOptions()...)
+	}
 	if cfg.retention > 0 {
 		hopts = append(hopts, server.WithRetention(cfg.retention))
 	}
@@ -284,6 +292,9 @@ func (s *serveRun) run(ctx context.Context) int {
 	s.printTLS()
 	s.printCardSigning()
 	s.printPush()
+	if s.tracer != nil {
+		fmt.Fprintf(s.stdout, "  traces      OTLP/HTTP to %s\n", s.tracer.endpoint)
+	}
 	fmt.Fprintf(s.stdout, "  limits      %s\n", s.cfg.limitSettings.describe())
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	if s.cfg.storeSpec.kind == storePostgres {
@@ -299,6 +310,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	if cerr := closeStore(s.store); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the store: %w", cerr))
 	}
+	err = errors.Join(err, s.tracer.shutdown())
 	if err != nil {
 		fmt.Fprintf(s.stdout, "stopped with errors: %v\n", err)
 		return ExitError
@@ -312,4 +324,5 @@ func (s *serveRun) run(ctx context.Context) int {
 func (s *serveRun) close() {
 	s.srv.Close()
 	closeStore(s.store)
+	s.tracer.shutdown()
 }

@@ -59,6 +59,8 @@ type serveConfig struct {
 
 	pushSettings // --push, --push-allow-hosts, --push-sign-key (serve_push.go)
 
+	otelSettings // --otlp-endpoint (serve_otel.go)
+
 	limitSettings // --max-streams, --rate, ... (serve_limits.go)
 
 	grace     time.Duration
@@ -117,6 +119,7 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	cfg.signSettings.register(fs)
 	cfg.pushSettings.register(fs)
 	cfg.limitSettings.register(fs)
+	cfg.otelSettings.register(fs)
 	fs.DurationVar(&cfg.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long running tasks may take to finish before they are canceled and the server exits")
 	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "least severe level logged on stderr: debug, info, warn or error; the line of each request\n"+
@@ -277,6 +280,7 @@ func (cfg *serveConfig) validate() error {
 	if cfg.grace <= 0 {
 		errs = append(errs, fmt.Errorf("--grace must be positive, got %v", cfg.grace))
 	}
+	errs = append(errs, cfg.otelSettings.validate()...)
 	if cfg.logFormat != "text" && cfg.logFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", cfg.logFormat))
 	}

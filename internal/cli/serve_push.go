@@ -75,11 +75,11 @@ func (s *serveRun) pushOptions() []serve.Option {
 	if !g.push {
 		return nil
 	}
-	return []serve.Option{serve.WithPush(serve.Push{
-		Allow:            g.allow,
-		Key:              g.key,
-		DelivererOptions: []push.DelivererOption{push.WithResultHook(s.metrics.observePush)},
-	})}
+	dopts := []push.DelivererOption{push.WithResultHook(s.metrics.observePush)}
+	if s.tracer != nil {
+		dopts = append(dopts, push.WithCallHook(s.tracer.tracing.PushHook()))
+	}
+	return []serve.Option{serve.WithPush(serve.Push{Allow: g.allow, Key: g.key, DelivererOptions: dopts})}
 }
 
 // printPush says how webhooks are delivered.

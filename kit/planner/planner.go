@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/internal/uuid"
 )
 
@@ -210,6 +211,7 @@ type config struct {
 	timeout    time.Duration
 	attempts   int
 	retryWait  time.Duration
+	clientOpts []client.Option // WithClientOptions
 }
 
 // Option configures a [Planner].
@@ -314,6 +316,15 @@ func WithHTTPClient(hc *http.Client) Option {
 			return optionError("WithHTTPClient", "nil *http.Client")
 		}
 		c.httpClient = hc
+		return nil
+	}
+}
+
+// WithClientOptions adds options to the client of every agent, after the
+// planner's own (interceptors, such as a2aotel's, say).
+func WithClientOptions(opts ...client.Option) Option {
+	return func(c *config) error {
+		c.clientOpts = append(c.clientOpts, opts...)
 		return nil
 	}
 }

@@ -89,6 +89,7 @@ func (r *run) connect(ctx context.Context, baseURL string) (*agent, error) {
 	if r.cfg.timeout > 0 {
 		opts = append(opts, client.WithTimeout(r.cfg.timeout))
 	}
+	opts = append(opts, r.cfg.clientOpts...)
 	c, err := client.New(ctx, baseURL, opts...)
 	if err != nil {
 		return nil, err

@@ -517,9 +517,9 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 		// config whose task has ended and is fully delivered is parked
 		// for good, so that claims stop looking at it.
 		next := st
-		next.NextAttempt = time.Time{}
+		next.Phase, next.NextAttempt = store.PushDue, time.Time{}
 		if ended && st.Delivered == lastSeq {
-			next.NextAttempt = store.PushParked
+			next.Phase = store.PushParked
 		}
 		save(next)
 	}
@@ -546,12 +546,12 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 			// event appended between the read above and this save would
 			// find it not yet idle: look once more after.
 			next := st
-			next.NextAttempt = store.PushIdle
+			next.Phase, next.NextAttempt = store.PushIdle, time.Time{}
 			if !save(next) {
 				return
 			}
 			if _, seq, err := d.st.Get(ctx, k.scope, k.taskID); err == nil && seq > st.Delivered {
-				next.NextAttempt = time.Time{}
+				next.Phase = store.PushDue
 				if save(next) {
 					d.kick()
 				}

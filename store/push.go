@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -22,11 +23,13 @@ type PushState struct {
 	Delivered int64
 	// Attempts counts the failed attempts at the event after Delivered.
 	Attempts int
-	// NextAttempt is when the config may next be worked on: the time of
-	// a retry, or the end of a worker's claim. Zero means at once;
-	// [PushIdle] means when the task's log grows: Append sets it to zero,
-	// atomically with the events it appends, so that a claim never looks
-	// at configs with nothing to deliver.
+	// Phase says whether the config waits for a time (PushDue, with
+	// NextAttempt), for its task's log to grow (PushIdle), or for nothing
+	// (PushParked).
+	Phase PushPhase
+	// NextAttempt is, in the PushDue phase, when the config may next be
+	// worked on: the time of a retry, or the end of a worker's claim. Zero
+	// means at once. It is zero in the other phases.
 	NextAttempt time.Time
 	// Failing reports that the worker gave up on the event after
 	// Delivered: the config receives nothing more until it is replaced.
@@ -35,17 +38,36 @@ type PushState struct {
 	LastError string
 }
 
-// PushIdle is the NextAttempt of a config that has delivered all of its
-// task's log and waits for more: claims pass over it (it is after any
-// now), and Append wakes it. Stores keep it to the millisecond, as every
-// NextAttempt.
-var PushIdle = time.UnixMilli(253339228800000).UTC() // 9998-01-01T00:00:00Z
+// PushPhase is what a push config waits for.
+type PushPhase uint8
 
-// PushParked is the NextAttempt of a config whose task has ended and
-// which has received all of it: no claim looks at it again (a task takes
-// no event after a terminal state), and Append never wakes it, as it does
-// an idle one. Replacing the config (PutPushConfig) resets it.
-var PushParked = time.UnixMilli(253370764800000).UTC() // 9999-01-01T00:00:00Z
+const (
+	// PushDue: the config is worked on at its NextAttempt (at once when
+	// zero). Stores keep NextAttempt to the millisecond.
+	PushDue PushPhase = iota
+	// PushIdle: the config has delivered all of its task's log and waits
+	// for more. Claims pass over it, and Append moves it back to PushDue
+	// at once, atomically with the events it appends, so that a claim
+	// never looks at configs with nothing to deliver.
+	PushIdle
+	// PushParked: the config's task has ended and the config has
+	// received all of it. No claim looks at it again (a task takes no
+	// event after a terminal state), and Append does not wake it.
+	// Replacing the config (PutPushConfig) moves it back to PushDue.
+	PushParked
+)
+
+func (p PushPhase) String() string {
+	switch p {
+	case PushDue:
+		return "due"
+	case PushIdle:
+		return "idle"
+	case PushParked:
+		return "parked"
+	}
+	return "PushPhase(" + strconv.Itoa(int(p)) + ")"
+}
 
 // PushJob is a push config with work to do, as [PushQueue.ClaimPush]
 // returns it.

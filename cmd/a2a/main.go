@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/goa2a/a2a/internal/cli"
+	"github.com/goa2a/a2a/cmd/a2a/internal/cli"
 )
 
 func main() {

@@ -259,8 +259,8 @@ func (s *Store) extendLocked(r *record, scope store.Scope, taskID string, events
 	}
 	r.add(task, enc)
 	for _, e := range r.push {
-		if e.state.NextAttempt.Equal(store.PushIdle) {
-			e.state.NextAttempt = time.Time{} // the log grew: wake it
+		if e.state.Phase == store.PushIdle {
+			e.state.Phase = store.PushDue // the log grew: wake it
 		}
 	}
 	return nil
@@ -501,7 +501,7 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 		for _, e := range r.push {
 			if !e.state.Failing && e.state.Delivered < r.seq {
 				pending = true
-				if !e.state.NextAttempt.After(now) {
+				if e.state.Phase == store.PushDue && !e.state.NextAttempt.After(now) {
 					ds = append(ds, due{r, e})
 				}
 			}

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/taskjson"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/taskjson"
 )
 
 var _ store.Importer = (*Store)(nil)

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/lease"
 )
 
 // heartbeat registers the store's runner, or renews its heartbeat. It

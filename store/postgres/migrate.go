@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/goa2a/a2a/internal/migrations"
+	"github.com/goa2a/a2a/store/internal/migrations"
 )
 
 //go:embed migrations/*.sql

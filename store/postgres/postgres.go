@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/lease"
 )
 
 // NotifyChannel starts the name of the channel every Append notifies: it
@@ -324,7 +324,7 @@ SELECT snap_bytes FROM t`),
 		// the snapshot is at seq, here $4.
 		//
 		// w wakes the task's idle push configs (next_attempt $14 is
-		// store.PushIdle). It updates every config of the task, not only
+		// pushcode.IdleMS, the store.PushIdle phase). It updates every config of the task, not only
 		// the idle ones: the statement reads push_configs as of its
 		// start, and a config that a worker made idle after that (or is
 		// making idle, holding its row) would not match a test of
@@ -516,3 +516,7 @@ SELECT tenant, owner, state, sum(delta) FROM d GROUP BY tenant, owner, state
 ON CONFLICT (tenant, owner, state) DO UPDATE SET n = c.n + EXCLUDED.n`),
 	}
 }
+
+// Replica returns the name of this process among the replicas sharing the
+// schema: Options.Replica, or its default, HOST:PID.
+func (s *Store) Replica() string { return lease.Name(s.self.ID) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/pushcode"
 )
 
 // PutPushConfig implements [store.Store].
@@ -140,7 +141,7 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 		if c.job.Config, err = decodePushConfig(b); err != nil {
 			return nil, err
 		}
-		c.job.State.NextAttempt = fromMilli(until)
+		c.job.State.NextAttempt = pushcode.Time(until)
 		cs = append(cs, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -172,7 +173,7 @@ func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id str
 	case err != nil:
 		return store.PushState{}, fmt.Errorf("postgres: reading the state of push config %q of task %q: %w", id, taskID, err)
 	}
-	st.NextAttempt = fromMilli(next)
+	pushcode.SetNextAttempt(&st, next)
 	return st, nil
 }
 
@@ -184,7 +185,7 @@ func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id 
 		at   *int64
 	)
 	err = s.pool.QueryRow(ctx, s.q.setPushState, taskID, scope.Tenant, scope.Owner, id, prev,
-		st.Delivered, st.Attempts, toMilli(st.NextAttempt), st.Failing, st.LastError).Scan(&done, &at)
+		st.Delivered, st.Attempts, pushcode.NextAttempt(st), st.Failing, st.LastError).Scan(&done, &at)
 	switch {
 	case err != nil:
 		return fmt.Errorf("postgres: storing the state of push config %q of task %q: %w", id, taskID, err)
@@ -194,20 +195,4 @@ func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id 
 		return fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, store.ErrNotFound)
 	}
 	return fmt.Errorf("postgres: push config %q of task %q is at seq %d, not %d: %w", id, taskID, *at, prev, store.ErrConflict)
-}
-
-// toMilli returns tm in unix milliseconds, 0 for the zero time.
-func toMilli(tm time.Time) int64 {
-	if tm.IsZero() {
-		return 0
-	}
-	return tm.UnixMilli()
-}
-
-// fromMilli is the inverse of toMilli.
-func fromMilli(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/pushcode"
 	"github.com/goa2a/a2a/store/postgres"
 )
 
@@ -233,7 +234,7 @@ func TestAppendWakesConfigGoingIdle(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	push := pgx.Identifier{schema, "push_configs"}.Sanitize()
-	if _, err := tx.Exec(ctx, "UPDATE "+push+" SET next_attempt = $1 WHERE task_id = 'task-1' AND id = 'cfg-1'", store.PushIdle.UnixMilli()); err != nil {
+	if _, err := tx.Exec(ctx, "UPDATE "+push+" SET next_attempt = $1 WHERE task_id = 'task-1' AND id = 'cfg-1'", pushcode.IdleMS); err != nil {
 		t.Fatal(err)
 	}
 	appended := make(chan error, 1)

@@ -186,7 +186,7 @@ func TestPushTakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Delivered != 3 || st.NextAttempt.IsZero() || st.NextAttempt.Equal(store.PushIdle) {
+	if st.Delivered != 3 || st.NextAttempt.IsZero() || st.Phase != store.PushDue {
 		t.Fatalf("state A left behind: %+v; want delivered 3, claimed until its lease ends", st)
 	}
 

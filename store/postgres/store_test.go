@@ -19,8 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/lease"
 	"github.com/goa2a/a2a/store/postgres"
 )
 

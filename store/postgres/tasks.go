@@ -14,6 +14,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/pushcode"
 )
 
 // Append implements [store.Store]. The caller's goroutine encodes the
@@ -85,7 +86,7 @@ func (s *Store) prepareAppend(scope store.Scope, taskID string, after int64, eve
 	}
 	r.sql = s.q.append
 	r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-		seqs, payloads, tail, pushIdleMS, msgIDs, digests, time.Now().UnixMilli()}
+		seqs, payloads, tail, pushcode.IdleMS, msgIDs, digests, time.Now().UnixMilli()}
 	return r, nil
 }
 
@@ -170,9 +171,6 @@ func createSnapshot(task *a2a.Task, events []store.Event, payloads [][]byte) ([]
 	}
 	return json.Marshal(task)
 }
-
-// pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
-var pushIdleMS = store.PushIdle.UnixMilli()
 
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/taskjson"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/taskjson"
 )
 
 var _ store.Importer = (*Store)(nil)

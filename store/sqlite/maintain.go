@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/lease"
 )
 
 // heartbeat registers the store's runner, or renews its heartbeat. It

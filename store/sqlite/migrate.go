@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/goa2a/a2a/internal/migrations"
+	"github.com/goa2a/a2a/store/internal/migrations"
 )
 
 //go:embed migrations/*.sql

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/pushcode"
 )
 
 // PutPushConfig implements [store.Store]. The config is stored only if
@@ -161,7 +162,7 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 				rows.Close()
 				return err
 			}
-			j.State.NextAttempt = fromMilli(until)
+			j.State.NextAttempt = pushcode.Time(until)
 			jobs = append(jobs, j)
 			keys = append(keys, k)
 		}
@@ -196,14 +197,14 @@ func (s *Store) PushState(ctx context.Context, scope store.Scope, taskID, id str
 	case err != nil:
 		return store.PushState{}, s.readErr(fmt.Errorf("sqlite: reading the state of push config %q of task %q: %w", id, taskID, err))
 	}
-	st.NextAttempt = fromMilli(next)
+	pushcode.SetNextAttempt(&st, next)
 	return st, nil
 }
 
 // SetPushState implements [store.PushQueue].
 func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id string, prev int64, st store.PushState) error {
 	return s.write(ctx, false, func(w *wtx) error {
-		n, err := affected(w.exec(s.ws.setPush, st.Delivered, st.Attempts, toMilli(st.NextAttempt), st.Failing, st.LastError,
+		n, err := affected(w.exec(s.ws.setPush, st.Delivered, st.Attempts, pushcode.NextAttempt(st), st.Failing, st.LastError,
 			taskID, scope.Tenant, scope.Owner, id, prev))
 		if err != nil {
 			return fmt.Errorf("sqlite: storing the state of push config %q of task %q: %w", id, taskID, err)
@@ -221,20 +222,4 @@ func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id 
 		}
 		return fmt.Errorf("sqlite: push config %q of task %q is at seq %d, not %d: %w", id, taskID, at, prev, store.ErrConflict)
 	})
-}
-
-// toMilli returns tm in unix milliseconds, 0 for the zero time.
-func toMilli(tm time.Time) int64 {
-	if tm.IsZero() {
-		return 0
-	}
-	return tm.UnixMilli()
-}
-
-// fromMilli is the inverse of toMilli.
-func fromMilli(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
 }

@@ -20,8 +20,8 @@ import (
 	msqlite "modernc.org/sqlite" // the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/lease"
 )
 
 // Durability says which failures a committed write survives.
@@ -558,7 +558,7 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ? AND delivered = ?`},
 		{&ws.pushDelivered, `SELECT delivered FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 		// Append wakes the task's idle configs (next_attempt ?2 is
-		// store.PushIdle): a range of the primary key, empty for most
+		// pushcode.IdleMS, the store.PushIdle phase): a range of the primary key, empty for most
 		// tasks.
 		{&ws.wakePush, `UPDATE push_configs SET next_attempt = 0 WHERE task_id = ?1 AND next_attempt = ?2`},
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/store"
+	"github.com/goa2a/a2a/store/internal/pushcode"
 )
 
 // errSnapshotDue is what the writer answers an Append that must write the
@@ -209,15 +210,12 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 		// The log grew: wake the task's idle push configs, in the
 		// same transaction (and savepoint) as the events. A new
 		// task has no configs.
-		if _, err := w.exec(s.ws.wakePush, a.taskID, pushIdleMS); err != nil {
+		if _, err := w.exec(s.ws.wakePush, a.taskID, pushcode.IdleMS); err != nil {
 			return fmt.Errorf("sqlite: waking the push configs of task %q: %w", a.taskID, err)
 		}
 	}
 	return nil
 }
-
-// pushIdleMS is [store.PushIdle] as the push_configs table keeps it.
-var pushIdleMS = store.PushIdle.UnixMilli()
 
 // getSQL reads a task for Get (see readStmts).
 const getSQL = `SELECT 0, t.seq, s.seq, s.snapshot FROM tasks t

@@ -495,14 +495,13 @@ func testPushQueueConcurrent(t *testing.T, s store.Store) {
 	checkClaimed(t, "after the race", mustClaim(t, q, pushNow, 100))
 }
 
-// testPushQueueIdle: a config whose NextAttempt is store.PushIdle is out
-// of every claim until its task's log grows; the Append that grows it
-// wakes it (NextAttempt back to zero), and leaves the other configs of
-// the task alone. A failed Append wakes nothing.
+// testPushQueueIdle: a config in the store.PushIdle phase is out of every
+// claim until its task's log grows; the Append that grows it wakes it
+// (back to store.PushDue, at once), and leaves the other configs of the
+// task alone. A failed Append wakes nothing.
 func testPushQueueIdle(t *testing.T, s store.Store) {
 	q := pushQueue(t, s)
 	ctx := t.Context()
-	// The claims happen at the real time: PushIdle is after it.
 	now := time.Now()
 	task := newTask("task-1", "ctx-1", a2a.TaskStateSubmitted, at(0))
 	create(t, s, scopeA, task)
@@ -510,7 +509,7 @@ func testPushQueueIdle(t *testing.T, s store.Store) {
 		mustPut(t, s, scopeA, pushConfig("task-1", id, "https://example.com/"+id))
 	}
 	task, seq := grow(t, s, scopeA, task, 1, 2) // seq 3; every config is at 1
-	idle := store.PushState{Delivered: seq, NextAttempt: store.PushIdle}
+	idle := store.PushState{Delivered: seq, Phase: store.PushIdle}
 	leased := store.PushState{Delivered: 2, NextAttempt: now.Add(pushLease)}
 	retry := store.PushState{Delivered: 1, Attempts: 3, NextAttempt: now.Add(time.Hour), LastError: "503"}
 	mustSetPush(t, q, scopeA, "task-1", "idle", 1, idle)
@@ -521,7 +520,7 @@ func testPushQueueIdle(t *testing.T, s store.Store) {
 	create(t, s, scopeA, other)
 	mustPut(t, s, scopeA, pushConfig("task-2", "idle", "https://example.com/other"))
 	grow(t, s, scopeA, other, 1, 1) // seq 2, config at 1
-	otherIdle := store.PushState{Delivered: 2, NextAttempt: store.PushIdle}
+	otherIdle := store.PushState{Delivered: 2, Phase: store.PushIdle}
 	mustSetPush(t, q, scopeA, "task-2", "idle", 1, otherIdle)
 
 	checkPushState(t, q, scopeA, "idle config", "task-1", "idle", idle)

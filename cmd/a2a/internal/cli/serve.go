@@ -18,7 +18,6 @@ import (
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/agents/execagent"
 	"github.com/goa2a/a2a/auth"
-	"github.com/goa2a/a2a/internal/lease"
 	"github.com/goa2a/a2a/kit/reviewer"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/serve"
@@ -299,7 +298,7 @@ func (s *serveRun) run(ctx context.Context) int {
 	fmt.Fprintf(s.stdout, "  tasks in    %s\n", s.cfg.storeSpec.describe())
 	if s.cfg.storeSpec.kind == storePostgres {
 		fmt.Fprintf(s.stdout, "  replica     %q of the servers on this schema: they follow each other's tasks, and fail those one leaves running when it stops (a lost host's after --lease %v)\n",
-			lease.NameOrDefault(s.cfg.replica), s.cfg.lease)
+			replicaName(s.store, s.cfg.replica), s.cfg.lease)
 	}
 	if note := s.cfg.storeSpec.note; note != "" {
 		fmt.Fprintf(s.stdout, "  note        %s\n", note)
@@ -325,4 +324,12 @@ func (s *serveRun) close() {
 	s.srv.Close()
 	closeStore(s.store)
 	s.tracer.shutdown()
+}
+
+// replicaName is the name the store gives this process among its replicas.
+func replicaName(st store.Store, given string) string {
+	if r, ok := st.(interface{ Replica() string }); ok {
+		return r.Replica()
+	}
+	return given
 }

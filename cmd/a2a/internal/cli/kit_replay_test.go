@@ -400,7 +400,7 @@ func TestRecordKitScenarios(t *testing.T) {
 			t.Errorf("the listed difference %q no longer occurs: update replayDifferences and docs/kit-differences.md", k)
 		}
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "kit-differences.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "kit-differences.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

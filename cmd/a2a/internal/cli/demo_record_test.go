@@ -159,7 +159,7 @@ func TestDemoRecordMatchesKit(t *testing.T) {
 	if !slices.Equal(listed, knownDifferences) {
 		t.Errorf("differences found %q, known %q: update knownDifferences and docs/kit-differences.md", listed, knownDifferences)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "kit-differences.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "kit-differences.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

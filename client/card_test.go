@@ -281,7 +281,7 @@ func TestRefreshCard(t *testing.T) {
 	}})
 	card := *ts.h.Card()
 	serve := func(c *a2a.AgentCard, maxAge time.Duration) {
-		h, err := server.CardHandler(c, maxAge)
+		h, err := a2ahttp.CardHandler(c, maxAge)
 		if err != nil {
 			t.Fatal(err)
 		}

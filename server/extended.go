@@ -2,12 +2,8 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,12 +14,6 @@ import (
 // agent card fetched with GET (the HTTP+JSON binding) before revalidating
 // it, when [WithExtendedCardMaxAge] is not given.
 const DefaultExtendedCardMaxAge = 5 * time.Minute
-
-// ExtendedCardVary lists the request headers that select an extended card
-// response: the credentials the authenticators of package auth read
-// (Authorization for bearer tokens, X-API-Key for API keys). A cache keyed
-// on them never hands one caller's card to another.
-const ExtendedCardVary = "Authorization, X-API-Key"
 
 // WithExtendedCardMaxAge sets the max-age of the Cache-Control header on a
 // GetExtendedAgentCard answer to GET (the HTTP+JSON binding). The default
@@ -110,30 +100,7 @@ func (h *Handler) unauthenticated() *a2a.Error {
 	return e
 }
 
-// ExtendedCardHeaders sets the caching headers of a successful
-// GetExtendedAgentCard answer on hdr, for a binding to send, and reports
-// whether the binding should answer 304 Not Modified, with no body,
-// instead of the card. method is the HTTP method of the request,
-// ifNoneMatch its If-None-Match header, and body the encoded card.
-//
-// An answer to GET (the HTTP+JSON binding) gets "Cache-Control: private,
-// max-age=N" ([WithExtendedCardMaxAge]), a strong ETag of body, and
-// "Vary: [ExtendedCardVary]"; a matching If-None-Match means Not Modified
-// (A2A §13.3, REQUIREMENTS R173, R219). Any other answer (JSON-RPC, over
-// POST) gets "Cache-Control: private, no-store": a POST answer is reused
-// only with explicit freshness and a matching Content-Location (RFC 9110
-// §9.3.3, RFC 9111 §4), never to answer a later POST, so a stored copy
-// could only leak the card. Clients keep the card for their
-// session instead (A2A §3.1.11), and revalidate with GET.
-func (h *Handler) ExtendedCardHeaders(hdr http.Header, method, ifNoneMatch string, body []byte) (notModified bool) {
-	if method != http.MethodGet && method != http.MethodHead {
-		hdr.Set("Cache-Control", "private, no-store")
-		return false
-	}
-	sum := sha256.Sum256(body)
-	etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
-	hdr.Set("Cache-Control", "private, max-age="+strconv.Itoa(int(h.extendedMaxAge/time.Second)))
-	hdr.Set("ETag", etag)
-	hdr.Set("Vary", ExtendedCardVary)
-	return etagMatches(ifNoneMatch, etag)
-}
+// ExtendedCardMaxAge is how long a client may reuse the extended card
+// fetched with GET ([WithExtendedCardMaxAge]); the HTTP+JSON binding
+// writes it as Cache-Control.
+func (h *Handler) ExtendedCardMaxAge() time.Duration { return h.extendedMaxAge }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"net/textproto"
 	"strings"
 )
@@ -28,10 +27,21 @@ type ServiceParams struct {
 	// caller's credentials too (Authorization): never log it whole. It
 	// must not be modified.
 	Metadata map[string][]string
-	// ResponseHeader is the header of the HTTP response the binding will
-	// write, to which the Handler may add (see [PushDeliveryExtension]);
-	// nil when there is none.
-	ResponseHeader http.Header
+	// Response receives what the Handler adds to the answer beside its
+	// result (see [PushDeliveryExtension]); nil for a call in process.
+	Response ResponseMetadata
+}
+
+// ResponseMetadata is what a call adds to its answer besides the result:
+// the extensions it activated, which the binding echoes to the client in
+// A2A-Extensions (A2A §3.2.6), and fields of extension data. The bindings
+// implement it: the HTTP ones as response headers, gRPC as header
+// metadata.
+type ResponseMetadata interface {
+	// ActivateExtension reports that the answer uses extension uri.
+	ActivateExtension(uri string)
+	// Set sets the field key of the answer's metadata to value.
+	Set(key, value string)
 }
 
 type paramsKey struct{}

@@ -168,7 +168,7 @@ const PushDeliveryHeader = "A2A-Push-Delivery"
 // keeps delivery state.
 func (h *Handler) describeDelivery(ctx context.Context, scope store.Scope, c *a2a.TaskPushNotificationConfig) {
 	p, ok := ServiceParamsFrom(ctx)
-	if !ok || p.ResponseHeader == nil || !slices.Contains(p.Extensions, PushDeliveryExtension) {
+	if !ok || p.Response == nil || !slices.Contains(p.Extensions, PushDeliveryExtension) {
 		return
 	}
 	q, ok := h.store.(store.PushQueue)
@@ -189,8 +189,8 @@ func (h *Handler) describeDelivery(ctx context.Context, scope store.Scope, c *a2
 	if st.LastError != "" { // last: its text may hold semicolons
 		items = append(items, "error="+strconv.QuoteToASCII(st.LastError))
 	}
-	p.ResponseHeader.Set(PushDeliveryHeader, strings.Join(items, "; "))
-	p.ResponseHeader.Add(a2a.HeaderExtensions, PushDeliveryExtension)
+	p.Response.Set(PushDeliveryHeader, strings.Join(items, "; "))
+	p.Response.ActivateExtension(PushDeliveryExtension)
 }
 
 // pushTokenKind marks page tokens of push config lists, which are bound to

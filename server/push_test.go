@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -509,22 +508,31 @@ func TestPushDeliveryHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(extensions ...string) http.Header {
-		hdr := http.Header{}
-		ctx := server.WithServiceParams(testCtx(t), server.ServiceParams{Version: a2a.ProtocolVersion, Extensions: extensions, ResponseHeader: hdr})
+	get := func(extensions ...string) *responseMetadata {
+		md := &responseMetadata{fields: map[string]string{}}
+		ctx := server.WithServiceParams(testCtx(t), server.ServiceParams{Version: a2a.ProtocolVersion, Extensions: extensions, Response: md})
 		if _, err := h.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: task.ID, ID: c.ID}); err != nil {
 			t.Fatal(err)
 		}
-		return hdr
+		return md
 	}
-	if hdr := get(); len(hdr) != 0 {
-		t.Errorf("without the extension the answer has headers %v", hdr)
+	if md := get(); len(md.fields) != 0 || len(md.activated) != 0 {
+		t.Errorf("without the extension the answer has metadata %+v", md)
 	}
-	hdr := get("https://other.example/ext", server.PushDeliveryExtension)
-	if got, want := hdr.Get(server.PushDeliveryHeader), "delivered=2; attempts=0"; got != want {
+	md := get("https://other.example/ext", server.PushDeliveryExtension)
+	if got, want := md.fields[server.PushDeliveryHeader], "delivered=2; attempts=0"; got != want {
 		t.Errorf("%s = %q, want %q (a new config starts at the task's last event)", server.PushDeliveryHeader, got, want)
 	}
-	if got := hdr.Get("A2A-Extensions"); got != server.PushDeliveryExtension {
-		t.Errorf("A2A-Extensions = %q, want the extension echoed", got)
+	if len(md.activated) != 1 || md.activated[0] != server.PushDeliveryExtension {
+		t.Errorf("activated %q, want the extension", md.activated)
 	}
 }
+
+// responseMetadata records what the Handler adds to an answer.
+type responseMetadata struct {
+	activated []string
+	fields    map[string]string
+}
+
+func (m *responseMetadata) ActivateExtension(uri string) { m.activated = append(m.activated, uri) }
+func (m *responseMetadata) Set(key, value string)        { m.fields[key] = value }

@@ -105,6 +105,17 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
+// HeaderResponse is server.ResponseMetadata written into the header of an
+// HTTP response, before the binding writes its status.
+type HeaderResponse http.Header
+
+// ActivateExtension implements server.ResponseMetadata: the extension is
+// echoed in A2A-Extensions.
+func (h HeaderResponse) ActivateExtension(uri string) { http.Header(h).Add(HeaderExtensions, uri) }
+
+// Set implements server.ResponseMetadata.
+func (h HeaderResponse) Set(key, value string) { http.Header(h).Set(key, value) }
+
 // Params reads the service parameters of r: A2A-Version from the header or,
 // failing that, the query parameter of the same name (A2A §3.6.1);
 // A2A-Extensions from any number of headers; Last-Event-ID.

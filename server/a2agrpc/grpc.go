@@ -250,10 +250,16 @@ func (s *service) encodeFailed(op string, err error) error {
 	return grpcpb.Status(a2a.NewError(a2a.CodeInternal, "")).Err()
 }
 
+// mdResponse is server.ResponseMetadata kept as gRPC header metadata.
+type mdResponse metadata.MD
+
+func (m mdResponse) ActivateExtension(uri string) { metadata.MD(m).Append(MetadataExtensions, uri) }
+func (m mdResponse) Set(key, value string)        { metadata.MD(m).Set(key, value) }
+
 // unary runs one unary call: in is decoded into a Req, call runs with the
 // service parameters in its context, and its result is encoded into a new
-// Out. Response header fields the Handler adds (see
-// [server.ServiceParams].ResponseHeader) are sent as header metadata.
+// Out. What the Handler adds to the answer (see
+// [server.ServiceParams].Response) is sent as header metadata.
 func unary[Req, Res, Out any, PO interface {
 	*Out
 	proto.Message
@@ -263,13 +269,10 @@ func unary[Req, Res, Out any, PO interface {
 		return nil, s.statusErr(ctx, err)
 	}
 	p := serviceParams(ctx)
-	p.ResponseHeader = make(http.Header)
+	md := make(metadata.MD)
+	p.Response = mdResponse(md)
 	res, err := call(server.WithServiceParams(ctx, p), &req)
-	if len(p.ResponseHeader) > 0 {
-		md := make(metadata.MD, len(p.ResponseHeader))
-		for k, vs := range p.ResponseHeader {
-			md.Append(k, vs...)
-		}
+	if len(md) > 0 {
 		if herr := grpc.SetHeader(ctx, md); herr != nil {
 			s.log.Debug("setting gRPC header", "method", op, "err", herr)
 		}

@@ -63,7 +63,7 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	if o.CardMaxAge == 0 {
 		o.CardMaxAge = 5 * time.Minute
 	}
-	card, err := server.CardHandler(h.Card(), o.CardMaxAge)
+	card, err := CardHandler(h.Card(), o.CardMaxAge)
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: %w", err)
 	}

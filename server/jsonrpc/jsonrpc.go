@@ -97,7 +97,7 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := wire.Params(r)
 	p.Binding = a2a.BindingJSONRPC
-	p.ResponseHeader = w.Header()
+	p.Response = wire.HeaderResponse(w.Header())
 	j.dispatch(server.WithServiceParams(r.Context(), p), w, r, env)
 }
 
@@ -228,7 +228,7 @@ func (j *Handler) dispatch(ctx context.Context, w http.ResponseWriter, r *http.R
 			result, err = j.h.GetExtendedAgentCard(ctx, &req)
 		}
 		if err == nil {
-			j.h.ExtendedCardHeaders(w.Header(), http.MethodPost, "", nil)
+			wire.ExtendedCardHeaders(w.Header(), 0, http.MethodPost, "", nil)
 		}
 	default:
 		err = a2a.NewError(a2a.CodeMethodNotFound, "")

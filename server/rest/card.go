@@ -9,7 +9,7 @@ import (
 )
 
 // extendedCard answers GET /extendedAgentCard: the card with the caching
-// headers the server chooses ([server.Handler.ExtendedCardHeaders]), or
+// headers the server chooses (wire.ExtendedCardHeaders), or
 // 304 Not Modified when the client's If-None-Match still matches.
 func (rh *Handler) extendedCard(ctx context.Context, w http.ResponseWriter, r *http.Request, rt route) {
 	card, err := rh.h.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{Tenant: rt.tenant})
@@ -23,7 +23,7 @@ func (rh *Handler) extendedCard(ctx context.Context, w http.ResponseWriter, r *h
 		rh.writeError(w, 0, a2a.NewError(a2a.CodeInternal, ""))
 		return
 	}
-	if rh.h.ExtendedCardHeaders(w.Header(), r.Method, r.Header.Get("If-None-Match"), b) {
+	if wire.ExtendedCardHeaders(w.Header(), rh.h.ExtendedCardMaxAge(), r.Method, r.Header.Get("If-None-Match"), b) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

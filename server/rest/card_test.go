@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -65,8 +66,8 @@ func TestExtendedAgentCardCaching(t *testing.T) {
 	if got := r.header.Get("Cache-Control"); got != "private, max-age=90" {
 		t.Errorf("Cache-Control %q, want private, max-age=90", got)
 	}
-	if got := r.header.Get("Vary"); got != server.ExtendedCardVary {
-		t.Errorf("Vary %q, want %q", got, server.ExtendedCardVary)
+	if got := r.header.Get("Vary"); got != wire.ExtendedCardVary {
+		t.Errorf("Vary %q, want %q", got, wire.ExtendedCardVary)
 	}
 	etag := r.header.Get("ETag")
 	if !strings.HasPrefix(etag, `"`) || len(etag) < 10 {

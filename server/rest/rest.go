@@ -72,7 +72,7 @@ func (rh *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := wire.Params(r)
 	p.Binding = a2a.BindingHTTPJSON
-	p.ResponseHeader = w.Header()
+	p.Response = wire.HeaderResponse(w.Header())
 	rh.dispatch(server.WithServiceParams(r.Context(), p), w, r, rt, o)
 }
 

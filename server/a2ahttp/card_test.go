@@ -1,4 +1,4 @@
-package server_test
+package a2ahttp_test
 
 import (
 	"net/http"
@@ -6,13 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/a2ahttp"
 )
 
 // TestCardHandlerCaching: the card is served with Cache-Control and a
 // strong ETag, and a matching If-None-Match gets 304 (A2A §8.6).
 func TestCardHandlerCaching(t *testing.T) {
-	h, err := server.CardHandler(testCard(), 5*time.Minute)
+	card := &a2a.AgentCard{Name: "t", Version: "1", SupportedInterfaces: a2ahttp.Interfaces("http://127.0.0.1")}
+	h, err := a2ahttp.CardHandler(card, 5*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/goa2a/a2a/a2a"
+
 // A StreamWatcher is an http.ResponseWriter, or a wrapper of one found by
 // following Unwrap methods, that wants to know when a stream outlives its
 // HTTP handler.
@@ -22,4 +24,16 @@ type StreamWatcher interface {
 	// handler after all (another watcher refused, or the connection could
 	// not be hijacked).
 	StreamDetached() (ended func(detached bool), ok bool)
+}
+
+// An ErrorWatcher is an http.ResponseWriter, or a wrapper of one found by
+// following Unwrap methods, that wants to know the A2A error a binding
+// answers a request with: those of the Handler's operations, and those
+// the binding finds itself before any operation runs (a malformed body, an
+// unknown method or route, a body too large), which no interceptor sees.
+// Metrics and access logs implement it rather than parse response bodies.
+type ErrorWatcher interface {
+	// A2AError is called, in the handler's goroutine, before the error
+	// response is written.
+	A2AError(code a2a.Code)
 }

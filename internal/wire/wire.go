@@ -335,6 +335,21 @@ func streamDetached(ctx context.Context, w http.ResponseWriter, open func(contex
 	s.close()
 }
 
+// NoteError tells the server.ErrorWatchers among w and the writers it
+// unwraps to that the response is the A2A error code.
+func NoteError(w http.ResponseWriter, code a2a.Code) {
+	for w != nil {
+		if ew, ok := w.(server.ErrorWatcher); ok {
+			ew.A2AError(code)
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
 // hijackable reports whether w's connection can be hijacked for a stream:
 // w is a Hijacker, or a wrapper that is a server.StreamWatcher and unwraps
 // to one that is. A wrapper that is no StreamWatcher may need to see (or

@@ -323,6 +323,7 @@ func (j *Handler) writeError(w http.ResponseWriter, status int, id json.RawMessa
 	case a2a.CodeUnauthenticated, a2a.CodePermissionDenied:
 		status = e.Code.HTTPStatus()
 	}
+	wire.NoteError(w, e.Code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(marshalError(id, e))

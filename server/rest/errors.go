@@ -56,6 +56,7 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 		// Whole seconds, rounded up (RFC 9110 §10.2.3).
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
 	}
+	wire.NoteError(w, e.Code)
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
 	if _, err := w.Write(marshalError(status, e)); err != nil {

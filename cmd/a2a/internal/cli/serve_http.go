@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"iter"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +19,6 @@ const (
 	bindingCard   = "card" // the agent card, a binding only for metrics
 	methodCard    = "GetAgentCard"
 	methodUnknown = "unknown"
-	sniffBytes    = 1 << 10 // of a response, to find an error's kind
 )
 
 // instrument counts and times the requests next answers, and logs each at
@@ -51,8 +48,9 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 			case binding == bindingCard:
 				method = methodCard
 			case method == "":
-				// The Handler never saw it: what the response says.
-				method, errName = methodUnknown, rec.errorName(binding)
+				// The Handler never saw it: what the binding (or the
+				// authentication in front of it) answered.
+				method, errName = methodUnknown, rec.errorKind()
 			}
 			m.requestDone(binding, method, status, errName, d)
 			if !log.Enabled(r.Context(), slog.LevelDebug) {
@@ -139,18 +137,19 @@ func (noteCalls) WrapStream(next server.StreamFunc) server.StreamFunc {
 	}
 }
 
-// recorder notes a response's status, whether it is a stream, and the
-// start of its body. It unwraps for http.ResponseController, which the
-// SSE writer flushes through.
+// recorder notes a response's status, whether it is a stream, and the A2A
+// error the binding answered with. It unwraps for http.ResponseController,
+// which the SSE writer flushes through.
 type recorder struct {
 	http.ResponseWriter
 	onStream func()
 	done     func() // the request's accounting, once it has ended
 	detached bool   // the stream outlives the handler, which must not call done
 
-	code   int
-	stream bool
-	sniff  []byte
+	code    int
+	stream  bool
+	a2aCode a2a.Code // the binding's error (server.ErrorWatcher); 0 for none
+	noted   bool
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -167,9 +166,6 @@ func (r *recorder) WriteHeader(code int) {
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.code == 0 {
 		r.WriteHeader(http.StatusOK)
-	}
-	if !r.stream && len(r.sniff) < sniffBytes {
-		r.sniff = append(r.sniff, b[:min(len(b), sniffBytes-len(r.sniff))]...)
 	}
 	return r.ResponseWriter.Write(b)
 }
@@ -206,56 +202,19 @@ func (r *recorder) status() int {
 	return r.code
 }
 
-// errorName is the A2A error kind of an error response ("TaskNotFoundError"),
-// or "" for a success: from the JSON-RPC error code, or from the HTTP+JSON
-// error's ErrorInfo reason or status.
-func (r *recorder) errorName(binding string) string {
-	if r.stream {
-		return ""
-	}
-	switch binding {
-	case bindingJSONRPC:
-		if r.status() >= 400 && !bytes.Contains(r.sniff, []byte(`"jsonrpc"`)) {
-			// Refused before JSON-RPC (authentication): the body is a
-			// google.rpc.Status, whose "code" is the HTTP status.
-			return a2a.CodeFromHTTPStatus(r.status()).String()
-		}
-		// After the id comes "result" or "error": whichever is first is
-		// the envelope's (a result may hold an "error" key further on).
-		const key = `"error":{"code":`
-		i := bytes.Index(r.sniff, []byte(key))
-		if j := bytes.Index(r.sniff, []byte(`"result":`)); i < 0 || (j >= 0 && j < i) {
-			if r.status() >= 400 {
-				return a2a.CodeFromHTTPStatus(r.status()).String()
-			}
-			return ""
-		}
-		rest := r.sniff[i+len(key):]
-		end := bytes.IndexFunc(rest, func(c rune) bool { return c != '-' && (c < '0' || c > '9') })
-		if end < 0 {
-			end = len(rest)
-		}
-		n, err := strconv.Atoi(string(rest[:end]))
-		if err != nil {
-			return a2a.CodeUnknown.String()
-		}
-		// -32603 is shared by internal and unavailable errors; it maps
-		// to InternalError.
-		code, _ := a2a.CodeFromJSONRPC(n)
-		return code.String()
-	case bindingREST:
-		if r.status() < 400 {
-			return ""
-		}
-		const key = `"reason":"`
-		if i := bytes.Index(r.sniff, []byte(key)); i >= 0 {
-			rest := r.sniff[i+len(key):]
-			if end := bytes.IndexByte(rest, '"'); end >= 0 {
-				if code, ok := a2a.CodeFromReason(string(rest[:end])); ok {
-					return code.String()
-				}
-			}
-		}
+// A2AError implements server.ErrorWatcher: the binding says which error it
+// answers with, so that nothing of the body is read here.
+func (r *recorder) A2AError(code a2a.Code) { r.a2aCode, r.noted = code, true }
+
+// errorKind is the A2A error kind of a response the Handler never saw
+// ("TaskNotFoundError"), or "" for a success: the binding's, or for a
+// refusal in front of the bindings (authentication, the failure limit)
+// the kind of its HTTP status.
+func (r *recorder) errorKind() string {
+	switch {
+	case r.noted:
+		return r.a2aCode.String()
+	case r.status() >= 400:
 		return a2a.CodeFromHTTPStatus(r.status()).String()
 	}
 	return ""

@@ -6,9 +6,7 @@
 // that one trace shows planner -> agent -> webhook.
 //
 //	t := a2aotel.New(a2aotel.WithTracerProvider(tp))
-//	srv, err := serve.New(card, agent,
-//		serve.WithHandlerOptions(t.ServerOptions()...),
-//		serve.WithPush(serve.Push{DelivererOptions: []push.DelivererOption{push.WithCallHook(t.PushHook())}}))
+//	srv, err := serve.New(card, agent, serve.WithPush(serve.Push{}), serve.WithOptions(t.ServeOptions()...))
 //	c, err := client.New(ctx, url, client.WithInterceptors(t.ClientInterceptor()))
 //
 // Spans follow the RPC semantic conventions: named
@@ -36,6 +34,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/push"
+	"github.com/goa2a/a2a/serve"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -102,6 +101,12 @@ func New(opts ...Option) *Tracing {
 // interceptor and its execution hook.
 func (t *Tracing) ServerOptions() []server.Option {
 	return []server.Option{server.WithInterceptors(t.ServerInterceptor()), server.WithExecutionHook(t.ExecutionHook())}
+}
+
+// ServeOptions returns the options that trace a serve.Server: the server
+// options, and the push call hook for its webhook calls.
+func (t *Tracing) ServeOptions() []serve.Option {
+	return []serve.Option{serve.WithHandlerOptions(t.ServerOptions()...), serve.WithPushOptions(push.WithCallHook(t.PushHook()))}
 }
 
 // spanName is the name of an operation's span.

@@ -89,9 +89,7 @@ func TestTrace(t *testing.T) {
 			srv, err := serve.New(&a2a.AgentCard{Name: "streamer", Version: "1.0.0", Description: "streams",
 				Capabilities: a2a.AgentCapabilities{Streaming: a2a.Ptr(true)}}, streamer,
 				serve.WithAddr("127.0.0.1:0"), serve.WithGRPC("127.0.0.1:0"),
-				serve.WithHandlerOptions(tracing.ServerOptions()...),
-				serve.WithPush(serve.Push{Allow: []string{"127.0.0.1"},
-					DelivererOptions: []push.DelivererOption{push.WithCallHook(tracing.PushHook())}}))
+				serve.WithPush(serve.Push{Allow: []string{"127.0.0.1"}}), serve.WithOptions(tracing.ServeOptions()...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -95,8 +95,8 @@ type Deliverer struct {
 	workers     int
 	poll        time.Duration
 	lease       time.Duration
-	onResult    func(Result)
-	callHook    CallHook
+	onResult    []func(Result)
+	callHooks   []CallHook
 	afterWork   time.Duration
 
 	wake chan struct{}
@@ -242,10 +242,14 @@ func WithLease(l time.Duration) DelivererOption {
 }
 
 // WithResultHook calls f after every webhook call, from the worker that
-// made it; f must be quick. Metrics and tests are its purpose.
+// made it; f must be quick. Metrics and tests are its purpose. Each
+// WithResultHook adds a hook; they are called in the order given.
 func WithResultHook(f func(Result)) DelivererOption {
 	return func(d *Deliverer) error {
-		d.onResult = f
+		if f == nil {
+			return errors.New("push: WithResultHook: nil hook")
+		}
+		d.onResult = append(d.onResult, f)
 		return nil
 	}
 }
@@ -259,13 +263,14 @@ func WithResultHook(f func(Result)) DelivererOption {
 type CallHook func(req *http.Request, call Result) (*http.Request, func(Result))
 
 // WithCallHook has hook called around every webhook call, from the worker
-// that makes it; it must be quick.
+// that makes it; it must be quick. Each WithCallHook adds a hook: the
+// first given is called first, and told the outcome last.
 func WithCallHook(hook CallHook) DelivererOption {
 	return func(d *Deliverer) error {
 		if hook == nil {
 			return errors.New("push: WithCallHook: nil hook")
 		}
-		d.callHook = hook
+		d.callHooks = append(d.callHooks, hook)
 		return nil
 	}
 }
@@ -620,8 +625,8 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 
 // report hands a result to the hook, once its state is recorded.
 func (d *Deliverer) report(r Result) {
-	if d.onResult != nil {
-		d.onResult(r)
+	for _, f := range d.onResult {
+		f(r)
 	}
 }
 
@@ -701,9 +706,9 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 		}
 		h.Set(SignatureHeader, tok)
 	}
-	if d.callHook != nil {
+	for _, hook := range d.callHooks {
 		var done func(Result)
-		req, done = d.callHook(req, res)
+		req, done = hook(req, res)
 		defer func() { done(res) }()
 	}
 	start := time.Now()

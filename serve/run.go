@@ -43,6 +43,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	stopPush := s.startPush()
 	s.ready.Store(true)
+	for _, fn := range s.cfg.onStart {
+		fn()
+	}
 	var bindings []string
 	for _, in := range s.card.SupportedInterfaces {
 		bindings = append(bindings, in.ProtocolBinding)
@@ -154,8 +157,8 @@ func (s *Server) shutdown(errc <-chan error, stopPush func()) error {
 	s.ready.Store(false)
 	running := s.agent.running()
 	s.log.Info("shutting down", "grace", grace, "running_tasks", running)
-	if s.cfg.onStop != nil {
-		s.cfg.onStop(running)
+	for _, fn := range s.cfg.onStop {
+		fn(running)
 	}
 
 	// 1. Stop accepting: no new connection; idle ones close now, busy ones

@@ -133,7 +133,22 @@ type config struct {
 	httpMW   []func(http.Handler) http.Handler
 	grpcOpts []grpc.ServerOption
 	ops      map[string]http.Handler
-	onStop   func(running int)
+	onStop   []func(running int)
+	onStart  []func()
+	pushOpts []push.DelivererOption
+}
+
+// WithOptions applies opts in order: for a bundle of options another
+// package returns (a2aotel's ServeOptions, say).
+func WithOptions(opts ...Option) Option {
+	return func(c *config) error {
+		for _, o := range opts {
+			if err := o(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // WithAddr sets the address of the HTTP listener (default [DefaultAddr]).
@@ -352,9 +367,22 @@ func WithGRPCOptions(opts ...grpc.ServerOption) Option {
 }
 
 // WithOnShutdown calls fn when a shutdown starts, with the number of tasks
-// the agent is running then.
+// the agent is running then. Each WithOnShutdown adds a function.
 func WithOnShutdown(fn func(running int)) Option {
-	return func(c *config) error { c.onStop = fn; return nil }
+	return func(c *config) error { c.onStop = append(c.onStop, fn); return nil }
+}
+
+// WithOnServing calls fn once the server serves, before [Server.Run]
+// waits. Each WithOnServing adds a function.
+func WithOnServing(fn func()) Option {
+	return func(c *config) error { c.onStart = append(c.onStart, fn); return nil }
+}
+
+// WithPushOptions adds options to push delivery, after those of
+// [WithPush] (hooks, which compose, from packages such as a2aotel); without
+// WithPush they do nothing.
+func WithPushOptions(opts ...push.DelivererOption) Option {
+	return func(c *config) error { c.pushOpts = append(c.pushOpts, opts...); return nil }
 }
 
 // Server is an A2A agent served over HTTP (and gRPC). Make it with [New],
@@ -595,6 +623,7 @@ func (s *Server) newDeliverer() error {
 		return fmt.Errorf("serve: push guard: %w", err)
 	}
 	dopts := append([]push.DelivererOption{push.WithLogger(s.log)}, p.DelivererOptions...)
+	dopts = append(dopts, s.cfg.pushOpts...)
 	dopts = append(dopts, push.WithGuard(guard), push.WithSigning(s.signer))
 	if s.deliverer, err = push.NewDeliverer(s.cfg.store, dopts...); err != nil {
 		return fmt.Errorf("serve: push delivery: %w", err)

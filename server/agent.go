@@ -54,12 +54,15 @@ func (f AgentFunc) Execute(ctx context.Context, req *Request, w *Writer) error {
 type ExecutionHook func(from, ctx context.Context, req *Request) (context.Context, func(error))
 
 // WithExecutionHook has hook called around every execution of the agent.
+// Each WithExecutionHook adds a hook: the first given is called first,
+// with the execution's context, the next with what the first returned,
+// and their done functions are called in the reverse order.
 func WithExecutionHook(hook ExecutionHook) Option {
 	return func(h *Handler) error {
 		if hook == nil {
 			return errors.New("server: WithExecutionHook: nil hook")
 		}
-		h.execHook = hook
+		h.execHooks = append(h.execHooks, hook)
 		return nil
 	}
 }

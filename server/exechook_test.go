@@ -3,6 +3,9 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,5 +67,49 @@ func TestExecutionHook(t *testing.T) {
 	}
 	if _, err := server.NewHandler(testCard(), server.AgentFunc(agent), server.WithExecutionHook(nil)); err == nil {
 		t.Error("a nil hook was accepted")
+	}
+}
+
+// TestExecutionHooksCompose: two hooks both run, the first given first,
+// the second seeing what the first returned, and their done functions in
+// the reverse order.
+func TestExecutionHooksCompose(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	note := func(s string) {
+		mu.Lock()
+		order = append(order, s)
+		mu.Unlock()
+	}
+	done := make(chan struct{})
+	hook := func(name string, last bool) server.ExecutionHook {
+		return func(from, ctx context.Context, req *server.Request) (context.Context, func(error)) {
+			note(name + " start, sees " + fmt.Sprint(ctx.Value(hookKey{})))
+			return context.WithValue(ctx, hookKey{}, name), func(error) {
+				note(name + " done")
+				if last {
+					close(done)
+				}
+			}
+		}
+	}
+	agent := func(ctx context.Context, req *server.Request, w *server.Writer) error {
+		note("agent sees " + fmt.Sprint(ctx.Value(hookKey{})))
+		return w.Reply(ctx, a2a.TextPart("ok"))
+	}
+	h := newHandler(t, nil, agent, server.WithExecutionHook(hook("first", true)), server.WithExecutionHook(hook("second", false)))
+	if _, err := h.SendMessage(testCtx(t), &a2a.SendMessageRequest{Message: newMessage("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(testTimeout):
+		t.Fatal("the hooks' done functions were not called")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"first start, sees <nil>", "second start, sees first", "agent sees second", "second done", "first done"}
+	if strings.Join(order, "\n") != strings.Join(want, "\n") {
+		t.Errorf("order:\n%s\nwant:\n%s", strings.Join(order, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -63,9 +63,9 @@ type Handler struct {
 
 	pushLocks pushConfigLocks // push.go
 
-	execHook     ExecutionHook // WithExecutionHook, or nil
-	interceptors []Interceptor // WithInterceptors, outermost first
-	chain        *interceptors // built from them by NewHandler; nil for none
+	execHooks    []ExecutionHook // WithExecutionHook, first outermost
+	interceptors []Interceptor   // WithInterceptors, outermost first
+	chain        *interceptors   // built from them by NewHandler; nil for none
 }
 
 // Option configures a [Handler].

@@ -897,13 +897,18 @@ func (h *Handler) run(req *Request, w *Writer, fn func(context.Context, *Request
 	go func() {
 		defer h.agents.Done()
 		defer w.exec.cancel()
-		ctx, done := w.exec.ctx, func(error) {}
-		if h.execHook != nil {
-			ctx, done = h.execHook(w.exec.from, ctx, req)
+		ctx := w.exec.ctx
+		dones := make([]func(error), 0, len(h.execHooks))
+		for _, hook := range h.execHooks {
+			var done func(error)
+			ctx, done = hook(w.exec.from, ctx, req)
+			dones = append(dones, done)
 		}
 		w.exec.from = nil // the request's context is not kept beyond this
 		err := h.callAgent(ctx, req, w, fn)
-		done(err)
+		for i := len(dones) - 1; i >= 0; i-- {
+			dones[i](err)
+		}
 		h.settle(req, w, err)
 	}()
 	return nil

@@ -7,14 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/a2aprom"
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/agents/execagent"
 	"github.com/goa2a/a2a/auth"
@@ -107,9 +105,9 @@ type serveRun struct {
 	log    *slog.Logger
 	stdout io.Writer
 
-	store      store.Store // the store itself, without the metrics wrapper
+	store      store.Store
 	srv        *serve.Server
-	metrics    *metrics
+	metrics    *a2aprom.Metrics
 	about      string // what the agent does
 	principals int    // of --api-key; 0 when the server is open
 
@@ -208,20 +206,17 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 	opts = append(opts, jwtOpts...)
 	opts = append(opts, s.cardSigning()...) // serve_sign.go
 
-	s.metrics = newMetrics(time.Now())
+	s.metrics = a2aprom.New(a2aprom.WithRequestLog(s.log)) // the request lines of --log-level debug
 	cfg.storeSpec = cfg.storeSpec.resolve(cfg.dataDir, card.Name)
 	if s.store, err = cfg.storeSpec.open(context.Background(), storeOptions{durability: cfg.durability, replica: cfg.replica, lease: cfg.lease, log: s.log}); err != nil {
 		return nil, err
 	}
-	hopts := []server.Option{
-		server.WithStateHook(s.metrics.observeTask),
-		server.WithInterceptors(noteCalls{}), // what instrument counts (serve_http.go)
-	}
+	var hopts []server.Option
 	if s.tracer, err = newTracer(context.Background(), &cfg.otelSettings, card.Name); err != nil { // serve_otel.go
 		return nil, err
 	}
 	if s.tracer != nil {
-		hopts = append(hopts, s.tracer.tracing.ServerOptions()...)
+		opts = append(opts, s.tracer.tracing.ServeOptions()...)
 	}
 	if cfg.retention > 0 {
 		hopts = append(hopts, server.WithRetention(cfg.retention))
@@ -239,11 +234,7 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		serve.WithTimeouts(serve.Timeouts{Header: cfg.headerTimeout, Body: cfg.bodyTimeout, Idle: cfg.idleTimeout}),
 		serve.WithGrace(cfg.grace),
 		serve.WithHandlerOptions(hopts...),
-		serve.WithHTTPMiddleware(func(next http.Handler) http.Handler { return s.metrics.instrument(next, s.log, cfg.bindings) }),
-		// A stats handler sees every call, those refused before any
-		// interceptor runs (authentication, before decoding) too.
-		serve.WithGRPCOptions(grpc.StatsHandler(grpcStats{s.metrics})),
-		serve.WithOpsHandler("GET /metrics", s.metrics.handler()),
+		serve.WithOptions(s.metrics.ServeOptions()...), // /metrics
 		serve.WithOnShutdown(func(running int) {
 			fmt.Fprintf(s.stdout, "stopping: letting %d running task(s) finish (up to %v)\n", running, cfg.grace)
 		}),
@@ -253,8 +244,6 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "serve: "))
 	}
 	listeners = nil // the server's now
-	s.metrics.agents = s.srv.Running
-	s.metrics.ready = s.srv.Ready
 	return s, nil
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -105,45 +104,6 @@ func TestServeHealthAndMetrics(t *testing.T) {
 		if strings.Contains(series, "healthz") || strings.Contains(series, "metrics\"") {
 			t.Errorf("ops endpoint counted: %s", series)
 		}
-	}
-}
-
-// TestMetricsHandler: handler serves the registry in the text format, with
-// the Go runtime's metrics, and two metrics values count apart (no shared
-// registry).
-func TestMetricsHandler(t *testing.T) {
-	t.Parallel()
-	m, other := newMetrics(time.Now()), newMetrics(time.Now())
-	m.requestStarted()
-	m.requestDone(bindingJSONRPC, "SendMessage", 200, "", 3*time.Millisecond)
-	const sends = `a2a_http_requests_total{binding="jsonrpc",code="200",method="SendMessage"}`
-
-	scrape := func(m *metrics) map[string]float64 {
-		rec := httptest.NewRecorder()
-		m.handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/plain; version=0.0.4") {
-			t.Errorf("handler: %d, Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
-		}
-		return parseMetrics(t, rec.Body.String())
-	}
-	for name, got := range map[string]map[string]float64{"handler": scrape(m)} {
-		for series, want := range map[string]float64{
-			sends: 1,
-			`a2a_http_request_duration_seconds_bucket{binding="jsonrpc",method="SendMessage",le="0.005"}`: 1,
-			`a2a_http_requests_in_flight`:                            0,
-			`a2a_push_deliveries_total{outcome="retry"}`:             0,
-			`a2a_task_transitions_total{state="TASK_STATE_WORKING"}`: 0,
-		} {
-			if v, ok := got[series]; !ok || v != want {
-				t.Errorf("%s: %s = %v (present: %v), want %v", name, series, v, ok, want)
-			}
-		}
-		if got["go_goroutines"] < 1 {
-			t.Errorf("%s: go_goroutines %v", name, got["go_goroutines"])
-		}
-	}
-	if _, ok := scrape(other)[sends]; ok {
-		t.Errorf("a request to one server counted in another's metrics")
 	}
 }
 

@@ -75,11 +75,7 @@ func (s *serveRun) pushOptions() []serve.Option {
 	if !g.push {
 		return nil
 	}
-	dopts := []push.DelivererOption{push.WithResultHook(s.metrics.observePush)}
-	if s.tracer != nil {
-		dopts = append(dopts, push.WithCallHook(s.tracer.tracing.PushHook()))
-	}
-	return []serve.Option{serve.WithPush(serve.Push{Allow: g.allow, Key: g.key, DelivererOptions: dopts})}
+	return []serve.Option{serve.WithPush(serve.Push{Allow: g.allow, Key: g.key})}
 }
 
 // printPush says how webhooks are delivered.

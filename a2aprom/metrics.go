@@ -1,17 +1,35 @@
-package cli
+// Package a2aprom exposes an A2A server's metrics in the Prometheus
+// format, with prometheus/client_golang: requests by binding, method,
+// status and A2A error kind, their latency (streams until they end), open
+// streams, tasks by state, webhook calls by outcome, agent executions,
+// readiness, and the Go runtime's and the process's metrics, from a
+// registry of each Metrics' own.
+//
+//	m := a2aprom.New()
+//	srv, err := serve.New(card, agent, serve.WithOptions(m.ServeOptions()...)) // /metrics beside the probes
+//
+// a2a serve's /metrics is this package. Only programs that import it
+// compile Prometheus.
+package a2aprom
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/push"
+	"github.com/goa2a/a2a/serve"
+	"github.com/goa2a/a2a/server"
 )
 
 // latencyBuckets are the upper bounds, in seconds, of the request latency
@@ -21,15 +39,16 @@ var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 // numStates bounds the task states counted.
 const numStates = int(a2a.TaskStateAuthRequired) + 1
 
-// metrics holds what /metrics shows. Every label takes values from a small
+// Metrics holds what /metrics shows. Every label takes values from a small
 // fixed set (bindings, method names, HTTP statuses, error kinds, task
-// states), so no client can grow it without bound. Each value has a
+// states), so no client can grow it without bound. Each Metrics has a
 // registry of its own, never the default one, so that several servers in
-// one process (the tests) count apart.
-type metrics struct {
-	start  time.Time
-	agents func() int  // running agent executions
-	ready  func() bool // serving, not shutting down
+// one process count apart.
+type Metrics struct {
+	start time.Time
+	log   *slog.Logger // WithRequestLog; nil: no request log
+	ready atomic.Bool  // serving, not shutting down
+	execs atomic.Int64 // running agent executions
 
 	reg         *prometheus.Registry
 	requests    *prometheus.CounterVec   // by binding, method, code
@@ -54,13 +73,22 @@ type metrics struct {
 	live map[string]a2a.TaskState
 }
 
-func newMetrics(start time.Time) *metrics {
-	m := &metrics{
-		start:  start,
-		agents: func() int { return 0 },
-		ready:  func() bool { return false },
-		reg:    prometheus.NewRegistry(),
-		live:   make(map[string]a2a.TaskState),
+// Option configures [Metrics].
+type Option func(*Metrics)
+
+// WithRequestLog logs each request at debug level on log: binding, method,
+// status, duration, error kind. A busy server writes little else at info.
+func WithRequestLog(log *slog.Logger) Option { return func(m *Metrics) { m.log = log } }
+
+// New returns Metrics of a server starting now.
+func New(opts ...Option) *Metrics {
+	m := &Metrics{
+		start: time.Now(),
+		reg:   prometheus.NewRegistry(),
+		live:  make(map[string]a2a.TaskState),
+	}
+	for _, o := range opts {
+		o(m)
 	}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "a2a_http_requests_total",
@@ -103,7 +131,7 @@ func newMetrics(start time.Time) *metrics {
 
 	// The series of a fixed label set show from the start, at 0, so that a
 	// query finds them before the first stream, task or webhook call.
-	for _, binding := range []string{bindingJSONRPC, bindingREST, bindingGRPC} {
+	for _, binding := range []string{BindingJSONRPC, BindingREST, BindingGRPC} {
 		m.streams.WithLabelValues(binding)
 	}
 	for s := a2a.TaskStateSubmitted; int(s) < numStates; s++ {
@@ -130,12 +158,12 @@ func newMetrics(start time.Time) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "a2a_agent_executions",
 			Help: "Agent executions running (one per message being handled).",
-		}, func() float64 { return float64(m.agents()) }),
+		}, func() float64 { return float64(m.execs.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "a2a_ready",
 			Help: "1 while serving, 0 once shutdown has begun.",
 		}, func() float64 {
-			if m.ready() {
+			if m.ready.Load() {
 				return 1
 			}
 			return 0
@@ -152,7 +180,7 @@ func newMetrics(start time.Time) *metrics {
 	return m
 }
 
-func (m *metrics) requestStarted() {
+func (m *Metrics) requestStarted() {
 	m.mu.Lock()
 	m.inFlight++
 	m.mu.Unlock()
@@ -160,13 +188,13 @@ func (m *metrics) requestStarted() {
 
 // finished counts a request that requestStarted counted as no longer in
 // flight.
-func (m *metrics) finished() {
+func (m *Metrics) finished() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inFlight--
 }
 
-func (m *metrics) requestDone(binding, method string, code int, errKind string, d time.Duration) {
+func (m *Metrics) requestDone(binding, method string, code int, errKind string, d time.Duration) {
 	// Counted before the request leaves the in-flight count, so that a
 	// scrape that sees none in flight sees it counted.
 	m.requests.WithLabelValues(binding, method, strconv.Itoa(code)).Inc()
@@ -178,23 +206,24 @@ func (m *metrics) requestDone(binding, method string, code int, errKind string, 
 }
 
 // grpcDone records a gRPC call that requestStarted counted.
-func (m *metrics) grpcDone(method, code string, d time.Duration) {
+func (m *Metrics) grpcDone(method, code string, d time.Duration) {
 	m.grpcCalls.WithLabelValues(method, code).Inc()
 	m.grpcLatency.WithLabelValues(method).Observe(d.Seconds())
 	m.finished()
 }
 
-func (m *metrics) streamOpened(binding string) {
+func (m *Metrics) streamOpened(binding string) {
 	m.streams.WithLabelValues(binding).Inc()
 }
 
-func (m *metrics) streamClosed(binding string) {
+func (m *Metrics) streamClosed(binding string) {
 	m.streams.WithLabelValues(binding).Dec()
 }
 
-// observeTask records that task id is now in state to. A status update
+// ObserveTask records that task id is now in state to
+// ([server.WithStateHook]). A status update
 // that keeps the state is no transition.
-func (m *metrics) observeTask(id string, to a2a.TaskState) {
+func (m *Metrics) ObserveTask(id string, to a2a.TaskState) {
 	if !to.Valid() {
 		return
 	}
@@ -217,8 +246,8 @@ func (m *metrics) observeTask(id string, to a2a.TaskState) {
 	}
 }
 
-// observePush counts a webhook call (push.WithResultHook).
-func (m *metrics) observePush(r push.Result) {
+// ObservePush counts a webhook call ([push.WithResultHook]).
+func (m *Metrics) ObservePush(r push.Result) {
 	outcome := "ok"
 	switch {
 	case r.Failing:
@@ -229,8 +258,41 @@ func (m *metrics) observePush(r push.Result) {
 	m.pushCalls.WithLabelValues(outcome).Inc()
 }
 
-// handler serves the metrics, in whichever format the scraper asks for
+// Registry is where the metrics are registered; add a program's own to it.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics, in whichever format the scraper asks for
 // (the text format when it asks for none).
-func (m *metrics) handler() http.Handler {
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// ServeOptions returns the options that measure a serve.Server and serve
+// /metrics beside its health probes.
+func (m *Metrics) ServeOptions() []serve.Option {
+	return []serve.Option{
+		serve.WithHTTPMiddleware(m.Middleware),
+		// A stats handler sees every call, those refused before any
+		// interceptor runs (authentication, before decoding) too.
+		serve.WithGRPCOptions(grpc.StatsHandler(m.GRPCStatsHandler())),
+		serve.WithHandlerOptions(m.ServerOptions()...),
+		serve.WithPushOptions(push.WithResultHook(m.ObservePush)),
+		serve.WithOpsHandler("GET /metrics", m.Handler()),
+		serve.WithOnServing(func() { m.ready.Store(true) }),
+		serve.WithOnShutdown(func(int) { m.ready.Store(false) }),
+	}
+}
+
+// ServerOptions returns the Handler options the metrics need: the state
+// hook, the interceptor that names each request's method, and the hook
+// that counts agent executions.
+func (m *Metrics) ServerOptions() []server.Option {
+	return []server.Option{
+		server.WithStateHook(m.ObserveTask),
+		server.WithInterceptors(noteCalls{}),
+		server.WithExecutionHook(func(_, ctx context.Context, _ *server.Request) (context.Context, func(error)) {
+			m.execs.Add(1)
+			return ctx, func(error) { m.execs.Add(-1) }
+		}),
+	}
 }

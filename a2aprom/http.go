@@ -1,4 +1,4 @@
-package cli
+package a2aprom
 
 import (
 	"context"
@@ -13,21 +13,26 @@ import (
 	"github.com/goa2a/a2a/server/a2ahttp"
 )
 
-// Metric labels of the method: the a2a.Method names, the card's, and
-// methodUnknown for a request the Handler never saw.
+// Values of the binding label, and of the method label besides the
+// a2a.Method names: the card's, and MethodUnknown for a request the
+// Handler never saw.
 const (
-	bindingCard   = "card" // the agent card, a binding only for metrics
-	methodCard    = "GetAgentCard"
-	methodUnknown = "unknown"
+	BindingJSONRPC = "jsonrpc"
+	BindingREST    = "rest"
+	BindingGRPC    = "grpc"
+	BindingCard    = "card" // the agent card, a binding only for metrics
+	MethodCard     = "GetAgentCard"
+	MethodUnknown  = "unknown"
 )
 
-// instrument counts and times the requests next answers, and logs each at
-// debug level (--log-level debug): a busy server would write little else
-// at info. Paths outside the card and the served bindings pass through
-// untouched.
-func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindingsFlag) http.Handler {
+// Middleware counts and times the requests next answers, and logs each
+// with [WithRequestLog]. Paths outside the card and the bindings' (at
+// server/a2ahttp's paths) pass through untouched. The method of a request
+// is what the Handler's interceptor ([Metrics.ServerOptions]) noted.
+func (m *Metrics) Middleware(next http.Handler) http.Handler {
+	log := m.log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		binding := classify(r, bindings)
+		binding := classify(r)
 		if binding == "" {
 			next.ServeHTTP(w, r)
 			return
@@ -45,15 +50,15 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 			status := rec.status()
 			method, errName := note.method, note.err
 			switch {
-			case binding == bindingCard:
-				method = methodCard
+			case binding == BindingCard:
+				method = MethodCard
 			case method == "":
 				// The Handler never saw it: what the binding (or the
 				// authentication in front of it) answered.
-				method, errName = methodUnknown, rec.errorKind()
+				method, errName = MethodUnknown, rec.errorKind()
 			}
 			m.requestDone(binding, method, status, errName, d)
-			if !log.Enabled(r.Context(), slog.LevelDebug) {
+			if log == nil || !log.Enabled(r.Context(), slog.LevelDebug) {
 				return
 			}
 			attrs := []slog.Attr{
@@ -81,23 +86,23 @@ func (m *metrics) instrument(next http.Handler, log *slog.Logger, bindings bindi
 }
 
 // classify names the binding of a request, or "" for paths that are
-// neither the card nor a served binding. The method is the Handler's to
-// say (callNote): nothing of the request is read here, so that a request
+// neither the card nor a binding's. The method is the Handler's to say
+// (callNote): nothing of the request is read here, so that a request
 // refused by authentication is refused from its headers alone.
-func classify(r *http.Request, bindings bindingsFlag) string {
+func classify(r *http.Request) string {
 	p := r.URL.Path
 	switch {
 	case p == server.WellKnownCardPath:
-		return bindingCard
-	case p == a2ahttp.JSONRPCPath && bindings.has(bindingJSONRPC):
-		return bindingJSONRPC
-	case strings.HasPrefix(p, a2ahttp.RESTPath+"/") && bindings.has(bindingREST):
-		return bindingREST
+		return BindingCard
+	case p == a2ahttp.JSONRPCPath:
+		return BindingJSONRPC
+	case strings.HasPrefix(p, a2ahttp.RESTPath+"/"):
+		return BindingREST
 	}
 	return ""
 }
 
-// callNote is what the Handler's interceptor (noteCalls) tells instrument
+// callNote is what the Handler's interceptor (noteCalls) tells Middleware
 // of the call an HTTP request made: its method and, if it failed, the kind
 // of its error. A request the Handler never saw (refused by
 // authentication, or by the binding as malformed) leaves it empty.

@@ -1,4 +1,4 @@
-package cli
+package a2aprom
 
 import (
 	"context"
@@ -12,18 +12,15 @@ import (
 	"github.com/goa2a/a2a/internal/grpcpb"
 )
 
-// The gRPC binding of a2a serve (--grpc-addr) is package serve's: its own
-// listener, the same Handler, the same authentication and the same TLS as
-// the HTTP bindings. What is left here is its metrics.
-
-// bindingGRPC labels gRPC streams in /metrics.
-const bindingGRPC = "grpc"
-
 // grpcStats records the gRPC calls in /metrics, as a gRPC stats handler:
 // each call's method, code and duration, and the streams while they are
 // open. Names outside the A2A service count as "unknown", so that a
 // client cannot grow the label set.
-type grpcStats struct{ m *metrics }
+type grpcStats struct{ m *Metrics }
+
+// GRPCStatsHandler returns the gRPC stats handler that records the calls
+// of a gRPC server (grpc.StatsHandler).
+func (m *Metrics) GRPCStatsHandler() stats.Handler { return grpcStats{m} }
 
 type grpcCallKey struct{}
 
@@ -36,7 +33,7 @@ type grpcCall struct {
 func (g grpcStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
 	method := path.Base(info.FullMethodName)
 	if path.Dir(info.FullMethodName) != "/"+grpcpb.A2AService_ServiceDesc.ServiceName || !slices.Contains(a2a.Methods(), method) {
-		method = methodUnknown
+		method = MethodUnknown
 	}
 	return context.WithValue(ctx, grpcCallKey{}, &grpcCall{method: method})
 }
@@ -51,11 +48,11 @@ func (g grpcStats) HandleRPC(ctx context.Context, st stats.RPCStats) {
 		c.stream = st.IsServerStream
 		g.m.requestStarted()
 		if c.stream {
-			g.m.streamOpened(bindingGRPC)
+			g.m.streamOpened(BindingGRPC)
 		}
 	case *stats.End:
 		if c.stream {
-			g.m.streamClosed(bindingGRPC)
+			g.m.streamClosed(BindingGRPC)
 		}
 		g.m.grpcDone(c.method, status.Code(st.Error).String(), st.EndTime.Sub(st.BeginTime))
 	}

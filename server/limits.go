@@ -242,6 +242,23 @@ func (l *limiter) sweepLocked(now time.Time) {
 	l.sweepAt = max(minSweep, 2*len(l.buckets))
 }
 
+// openStream begins a streaming operation: the agent must stream
+// (checkStreaming) and the caller get a stream slot (admitStream). When it
+// cannot, it yields the error as the stream's only item and returns false;
+// otherwise call release once, when the stream ends.
+func (h *Handler) openStream(ctx context.Context, yield func(StreamEvent, error) bool) (release func(), ok bool) {
+	if err := h.checkStreaming(ctx); err != nil {
+		yield(StreamEvent{}, err)
+		return nil, false
+	}
+	release, err := h.admitStream(ctx)
+	if err != nil {
+		yield(StreamEvent{}, err)
+		return nil, false
+	}
+	return release, true
+}
+
 // admitStream takes a stream slot for the caller, or refuses the stream.
 // The returned function gives the slot back; call it once, when the stream
 // ends.

@@ -154,13 +154,8 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 
 func (h *Handler) sendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
-		if err := h.checkStreaming(ctx); err != nil {
-			yield(StreamEvent{}, err)
-			return
-		}
-		release, err := h.admitStream(ctx)
-		if err != nil {
-			yield(StreamEvent{}, err)
+		release, ok := h.openStream(ctx, yield)
+		if !ok {
 			return
 		}
 		defer release()

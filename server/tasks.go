@@ -206,13 +206,8 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 
 func (h *Handler) subscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[StreamEvent, error] {
 	return func(yield func(StreamEvent, error) bool) {
-		if err := h.checkStreaming(ctx); err != nil {
-			yield(StreamEvent{}, err)
-			return
-		}
-		release, err := h.admitStream(ctx)
-		if err != nil {
-			yield(StreamEvent{}, err)
+		release, ok := h.openStream(ctx, yield)
+		if !ok {
 			return
 		}
 		defer release()

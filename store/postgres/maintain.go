@@ -44,27 +44,13 @@ func (s *Store) compact(ctx context.Context) error {
 // until ctx is done.
 func (s *Store) renew(ctx context.Context) {
 	defer close(s.done)
-	tick := time.NewTicker(max(s.ttl/3, time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		hctx, cancel := context.WithTimeout(ctx, s.ttl/3)
-		err := s.heartbeat(hctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
+	lease.Renew(ctx, s.ttl, func(step int, err error) {
+		if step == 0 {
 			s.log.Warn("heartbeat failed; other processes may take this store's tasks for orphans", "runner", s.self.ID, "err", err)
-		}
-		cctx, cancel := context.WithTimeout(ctx, s.ttl/3)
-		err = s.compact(cctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
+		} else {
 			s.log.Warn("compaction of the task counts failed; ListTasks totals stay exact but get slower", "err", err)
 		}
-	}
+	}, s.heartbeat, s.compact)
 }
 
 // Orphans implements [store.Maintainer]. It first removes the runners that

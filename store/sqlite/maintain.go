@@ -32,21 +32,9 @@ func (s *Store) heartbeat(ctx context.Context) error {
 // renew renews the heartbeat every TTL/3 until ctx is done.
 func (s *Store) renew(ctx context.Context) {
 	defer close(s.heartbeatDone)
-	tick := time.NewTicker(s.ttl / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		hctx, cancel := context.WithTimeout(ctx, s.ttl/3)
-		err := s.heartbeat(hctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("heartbeat failed; other processes may take this store's tasks for orphans", "runner", s.self.ID, "err", err)
-		}
-	}
+	lease.Renew(ctx, s.ttl, func(_ int, err error) {
+		s.log.Warn("heartbeat failed; other processes may take this store's tasks for orphans", "runner", s.self.ID, "err", err)
+	}, s.heartbeat)
 }
 
 // Orphans implements [store.Maintainer]. It first removes the runners that

@@ -10,6 +10,7 @@
 package lease
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -85,4 +86,29 @@ func Dead(r Runner, hb time.Time, self Runner, ttl time.Duration, now time.Time)
 	// Same host: the process table is authoritative. A runner of our own
 	// process under another id (a store opened twice) is alive.
 	return r.Host == self.Host && r.PID != self.PID && !processExists(r.PID)
+}
+
+// Renew calls each step every ttl/3 (at most once a millisecond), each
+// bounded by ttl/3, until ctx is done, and reports each step's failure to
+// failed unless ctx ended meanwhile. The SQL stores renew their heartbeat
+// with it (and PostgreSQL compacts its task counts).
+func Renew(ctx context.Context, ttl time.Duration, failed func(step int, err error), steps ...func(context.Context) error) {
+	every := max(ttl/3, time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		for i, step := range steps {
+			sctx, cancel := context.WithTimeout(ctx, every)
+			err := step(sctx)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				failed(i, err)
+			}
+		}
+	}
 }

@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -271,51 +271,33 @@ func (c *inflight) WrapStream(next server.StreamFunc) server.StreamFunc {
 }
 
 // count is a number of things in progress that can be waited to reach 0.
-type count struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil while n is 0
-}
+// It is an atomic counter, so that counting every call costs no lock or
+// allocation; waiting polls it, which only a shutdown does.
+type count struct{ n atomic.Int64 }
 
-func (c *count) add() {
-	c.mu.Lock()
-	if c.n == 0 {
-		c.idle = make(chan struct{})
-	}
-	c.n++
-	c.mu.Unlock()
-}
+func (c *count) add()         { c.n.Add(1) }
+func (c *count) done()        { c.n.Add(-1) }
+func (c *count) running() int { return int(c.n.Load()) }
 
-func (c *count) done() {
-	c.mu.Lock()
-	c.n--
-	if c.n == 0 {
-		close(c.idle)
-		c.idle = nil
-	}
-	c.mu.Unlock()
-}
-
-func (c *count) running() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
+// waitPoll is how often wait looks at the count.
+const waitPoll = 5 * time.Millisecond
 
 // wait waits until nothing is in progress, and reports whether that
 // happened before ctx ended.
 func (c *count) wait(ctx context.Context) bool {
+	if c.n.Load() == 0 {
+		return true
+	}
+	tick := time.NewTicker(waitPoll)
+	defer tick.Stop()
 	for {
-		c.mu.Lock()
-		idle := c.idle
-		c.mu.Unlock()
-		if idle == nil {
-			return true
-		}
 		select {
-		case <-idle:
+		case <-tick.C:
+			if c.n.Load() == 0 {
+				return true
+			}
 		case <-ctx.Done():
-			return false
+			return c.n.Load() == 0
 		}
 	}
 }

@@ -41,8 +41,8 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/grpcpb"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // DefaultMaxRecvMsgSize is the largest request message [NewServer]

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // CardHandler serves card, as at [server.WellKnownCardPath]. The card is

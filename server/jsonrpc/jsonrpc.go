@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // Handler serves the JSON-RPC binding of a [server.Handler]. Mount it at the

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // extendedCard answers GET /extendedAgentCard: the card with the caching

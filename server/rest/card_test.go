@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // testPrincipalHeader names the principal of a test request, standing in

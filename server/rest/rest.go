@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // contentType is the media type of HTTP+JSON bodies (A2A §11.1).

@@ -1,4 +1,4 @@
-package main
+package wire_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/agents/echo"
 	"github.com/goa2a/a2a/internal/grpcpb"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // BenchmarkConvert prices, per blocking SendMessage of the harness (the
@@ -23,7 +23,7 @@ import (
 // proto.Marshal. JSON bindings: wire.Decode of the params and
 // wire.AppendJSON of the result.
 //
-//	go test -run '^$' -bench Convert -benchmem ./bench
+//	go test -run '^$' -bench Convert -benchmem ./server/internal/wire
 func BenchmarkConvert(b *testing.B) {
 	req, res := harnessExchange(b)
 	reqJSON, err := wire.AppendJSON(nil, req)

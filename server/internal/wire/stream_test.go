@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
-	"github.com/goa2a/a2a/internal/wire"
 	"github.com/goa2a/a2a/server"
+	"github.com/goa2a/a2a/server/internal/wire"
 )
 
 // feed is a stream's events as the test hands them out, one by one.

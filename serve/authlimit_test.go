@@ -46,9 +46,9 @@ type authLimitRig struct {
 	clock   *authClock
 	lim     *authLimiter
 	h       http.Handler
-	checked atomic.Int64 // requests the authenticator saw
-	served  atomic.Int64 // requests the app saw
-	log     syncBuffer
+	checked atomic.Int64    // requests the authenticator saw
+	served  atomic.Int64    // requests the app saw
+	log     strings.Builder // written by the rig's calls, one at a time
 }
 
 func newAuthLimitRig(t *testing.T, burst int) *authLimitRig {
@@ -314,22 +314,4 @@ func TestAuthFailureLimitOff(t *testing.T) {
 	if h := on.guard(mux, func(a http.Handler) http.Handler { return a }); h != http.Handler(mux) {
 		t.Errorf("without authenticators: %T, want the app itself", h)
 	}
-}
-
-// syncBuffer is a log written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

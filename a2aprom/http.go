@@ -94,7 +94,7 @@ func classify(r *http.Request) string {
 	switch {
 	case p == server.WellKnownCardPath:
 		return BindingCard
-	case p == a2ahttp.JSONRPCPath:
+	case p == a2ahttp.JSONRPCPath, p == a2ahttp.JSONRPCPath+"/":
 		return BindingJSONRPC
 	case strings.HasPrefix(p, a2ahttp.RESTPath+"/"):
 		return BindingREST

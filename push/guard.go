@@ -558,11 +558,15 @@ var refusedRanges = []struct {
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
 	{netip.MustParsePrefix("::/96"), "reserved (IPv4-compatible IPv6)"},
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "reserved (IPv4-translated, RFC 2765, which a SIIT translator may still route)"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "private (local-use NAT64)"},
 	{netip.MustParsePrefix("100::/64"), "reserved (discard-only)"},
+	{netip.MustParsePrefix("100:0:0:1::/64"), "reserved (dummy IPv6 prefix)"},
 	{netip.MustParsePrefix("2001::/32"), "reserved (Teredo tunnelling)"},
+	{netip.MustParsePrefix("2001::/23"), "reserved (IETF protocol assignments)"},
 	{netip.MustParsePrefix("2001:db8::/32"), "reserved for documentation"},
 	{netip.MustParsePrefix("3fff::/20"), "reserved for documentation"},
+	{netip.MustParsePrefix("5f00::/16"), "reserved (segment routing SIDs)"},
 	{netip.MustParsePrefix("fc00::/7"), "private (unique local)"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
 	{netip.MustParsePrefix("fec0::/10"), "private (site-local)"},
@@ -587,8 +591,11 @@ var (
 //     203.0.113.0/24, 2001:db8::/32, 3fff::/20) and benchmarking
 //     198.18.0.0/15, which are never a real public receiver and are often
 //     used inside networks;
-//   - 192.0.0.0/24, discard-only 100::/64, local-use NAT64 64:ff9b:1::/48
-//     and deprecated site-local fec0::/10;
+//   - 192.0.0.0/24 and 2001::/23 (IETF protocol assignments, a few
+//     anycast services among them that no webhook is), discard-only
+//     100::/64, the dummy prefix 100:0:0:1::/64, local-use NAT64
+//     64:ff9b:1::/48, segment routing 5f00::/16, deprecated site-local
+//     fec0::/10 and the IPv4-translated ::ffff:0:a.b.c.d (RFC 2765);
 //   - IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4
 //     (2002:aabb:ccdd::) addresses that carry a refused IPv4 address, and
 //     the deprecated IPv4-compatible ::/96; Teredo 2001::/32 entirely,

@@ -80,7 +80,11 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.Handle(server.WellKnownCardPath, card)
 	if serves(a2a.BindingJSONRPC) {
-		mux.Handle(JSONRPCPath, jsonrpc.NewHandler(h, jopts...))
+		j := jsonrpc.NewHandler(h, jopts...)
+		mux.Handle(JSONRPCPath, j)
+		// With a trailing slash too: clients that join a base URL and a
+		// path (httpx's base_url, the conformance kit) post there.
+		mux.Handle(JSONRPCPath+"/{$}", j)
 	}
 	if serves(a2a.BindingHTTPJSON) {
 		mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, rest.NewHandler(h, ropts...)))

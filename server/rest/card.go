@@ -27,8 +27,7 @@ func (rh *Handler) extendedCard(ctx context.Context, w http.ResponseWriter, r *h
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(http.StatusOK) // Content-Type: set by ServeHTTP
 	if _, err := w.Write(b); err != nil {
 		rh.cfg.Log.Debug("writing HTTP+JSON response", "err", err)
 	}

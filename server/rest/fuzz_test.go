@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -67,15 +68,21 @@ func FuzzRoute(f *testing.F) {
 
 		res := w.Result()
 		b := w.Body.Bytes()
+		// The answer's media type follows the request's: plain JSON for a
+		// plain JSON body, A2A's otherwise.
+		want := "application/a2a+json"
+		if mt, _, err := mime.ParseMediaType(contentType); err == nil && mt == "application/json" {
+			want = "application/json"
+		}
 		switch ct := res.Header.Get("Content-Type"); {
 		case res.StatusCode == http.StatusOK && ct == "text/event-stream":
 			checkSSE(t, b)
 		case res.StatusCode == http.StatusOK:
-			if ct != "application/a2a+json" || !json.Valid(b) {
+			if ct != want || !json.Valid(b) {
 				t.Fatalf("200 with Content-Type %q and body %q", ct, b)
 			}
 		default:
-			if ct != "application/a2a+json" {
+			if ct != want {
 				t.Fatalf("status %d with Content-Type %q", res.StatusCode, ct)
 			}
 			checkFuzzErrorBody(t, b, res.StatusCode)

@@ -16,8 +16,9 @@ import (
 	"github.com/goa2a/a2a/server/internal/wire"
 )
 
-// contentType is the media type of HTTP+JSON bodies (A2A §11.1).
-const contentType = "application/a2a+json"
+// contentType is the media type of HTTP+JSON bodies (A2A §11.1), the
+// default of the answers (wire.ResponseMediaType).
+const contentType = wire.MediaA2A
 
 // Handler serves the HTTP+JSON binding of a [server.Handler]. It is safe for
 // concurrent use.
@@ -51,8 +52,11 @@ func NewHandler(h *server.Handler, opts ...Option) *Handler {
 	return rh
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer, errors included, is of
+// the media type the client sent or accepts (wire.ResponseMediaType);
+// streams are text/event-stream.
 func (rh *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", wire.ResponseMediaType(r))
 	rt, ok, err := parsePath(r.URL.EscapedPath())
 	if !ok {
 		rh.writeError(w, http.StatusNotFound, a2a.NewError(a2a.CodeMethodNotFound, "no A2A operation at "+strconv.Quote(r.URL.EscapedPath())))
@@ -197,7 +201,7 @@ func jsonContentType(ct string) bool {
 	if err != nil {
 		return false
 	}
-	return mt == contentType || mt == "application/json"
+	return mt == wire.MediaA2A || mt == wire.MediaJSON
 }
 
 // mergeTenant fills the request's tenant from the path. A tenant in the body
@@ -226,8 +230,7 @@ func (rh *Handler) writeJSON(w http.ResponseWriter, v any) {
 		rh.writeError(w, 0, a2a.NewError(a2a.CodeInternal, ""))
 		return
 	}
-	w.Header().Set("Content-Type", contentType)
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(http.StatusOK) // Content-Type: set by ServeHTTP
 	if _, err := w.Write(b); err != nil {
 		rh.cfg.Log.Debug("writing HTTP+JSON response", "err", err)
 	}

@@ -111,9 +111,10 @@ type request struct {
 }
 
 type response struct {
-	status int
-	header http.Header
-	body   []byte
+	status    int
+	header    http.Header
+	body      []byte
+	mediaType string // the Content-Type the answer must have
 }
 
 func (f *fixture) open(t *testing.T, rq request) *http.Response {
@@ -154,17 +155,25 @@ func (f *fixture) do(t *testing.T, rq request) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	// The answer's media type follows the request's: plain JSON for a
+	// plain JSON body or Accept, A2A's otherwise.
+	want := "application/a2a+json"
+	if ct, accept := rq.headers["Content-Type"], rq.headers["Accept"]; strings.HasPrefix(ct, "application/json") ||
+		accept == "application/json" {
+		want = "application/json"
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b, mediaType: want}
 }
 
-// ok checks a 200 application/a2a+json answer and decodes it into v.
+// ok checks a 200 answer of the negotiated media type and decodes it into
+// v.
 func (r response) ok(t *testing.T, v any) {
 	t.Helper()
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d, want 200; body %s", r.status, r.body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/a2a+json" {
-		t.Errorf("Content-Type %q, want application/a2a+json", ct)
+	if ct := r.header.Get("Content-Type"); ct != r.mediaType {
+		t.Errorf("Content-Type %q, want %s", ct, r.mediaType)
 	}
 	if v != nil {
 		if err := json.Unmarshal(r.body, v); err != nil {
@@ -190,8 +199,8 @@ func (r response) fail(t *testing.T, status int, grpcStatus, reason string) wire
 	if r.status != status {
 		t.Fatalf("status %d, want %d; body %s", r.status, status, r.body)
 	}
-	if ct := r.header.Get("Content-Type"); ct != "application/a2a+json" {
-		t.Errorf("Content-Type %q, want application/a2a+json", ct)
+	if ct := r.header.Get("Content-Type"); ct != r.mediaType {
+		t.Errorf("Content-Type %q, want %s", ct, r.mediaType)
 	}
 	return checkErrorBody(t, r.body, status, grpcStatus, reason)
 }
@@ -984,4 +993,33 @@ func TestStreamingNotSupported(t *testing.T) {
 	f := newFixtureWith(t, card, nil)
 	f.do(t, request{method: "POST", path: "/message:stream", body: sendBody("x", false)}).
 		fail(t, http.StatusBadRequest, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION")
+}
+
+// TestMediaTypeNegotiation: answers, errors and a stream's error before its
+// first frame come in the media type the client sent or accepts, so that a
+// client reading only application/json (the official Go SDK's) reads our
+// errors; by default they are application/a2a+json.
+func TestMediaTypeNegotiation(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name string
+		rq   request
+		want int
+	}{
+		{"GET a missing task, accepting JSON", request{method: "GET", path: "/tasks/missing", headers: map[string]string{"Accept": "application/json"}}, http.StatusNotFound},
+		{"GET a missing task, accepting anything", request{method: "GET", path: "/tasks/missing", headers: map[string]string{"Accept": "*/*"}}, http.StatusNotFound},
+		{"cancel a missing task with a JSON body", request{method: "POST", path: "/tasks/missing:cancel", body: `{}`, headers: map[string]string{"Content-Type": "application/json"}}, http.StatusNotFound},
+		{"subscribe to a missing task with a JSON body", request{method: "POST", path: "/tasks/missing:subscribe", body: `{}`, headers: map[string]string{"Content-Type": "application/json", "Accept": "text/event-stream"}}, http.StatusNotFound},
+		{"send with a JSON body", request{method: "POST", path: "/message:send", body: sendBody("hi", true), headers: map[string]string{"Content-Type": "application/json"}}, http.StatusOK},
+		{"send with A2A's", request{method: "POST", path: "/message:send", body: sendBody("hi", true)}, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.do(t, tc.rq)
+			if tc.want == http.StatusOK {
+				r.ok(t, nil)
+			} else {
+				r.fail(t, tc.want, "NOT_FOUND", "TASK_NOT_FOUND")
+			}
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -458,4 +459,40 @@ func (s *Settings) Normalize() {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Media types of the JSON bindings' bodies: A2A's (v1.0.1 §11.1, a SHOULD
+// for HTTP+JSON) and plain JSON, which every binding accepts on requests.
+const (
+	MediaA2A  = "application/a2a+json"
+	MediaJSON = "application/json"
+)
+
+// ResponseMediaType is the media type to answer r with: plain JSON to a
+// client that sent its body as application/json, or accepts
+// application/json and not application/a2a+json (the official Go SDK's
+// client reads only that); A2A's otherwise.
+func ResponseMediaType(r *http.Request) string {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil && mt == MediaJSON {
+		return MediaJSON
+	}
+	json := false
+	for _, v := range r.Header.Values("Accept") {
+		for item := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(item))
+			if err != nil || params["q"] == "0" || params["q"] == "0.0" || params["q"] == "0.00" || params["q"] == "0.000" {
+				continue
+			}
+			switch mt {
+			case MediaA2A:
+				return MediaA2A
+			case MediaJSON:
+				json = true
+			}
+		}
+	}
+	if json {
+		return MediaJSON
+	}
+	return MediaA2A
 }

@@ -337,6 +337,9 @@ func (h *Handler) begin(ctx context.Context) error {
 		return a2a.NewError(a2a.CodeVersionNotSupported, "").
 			With("requested", requested).With("supported", a2a.ProtocolVersion)
 	}
+	if v := extensionViolations(nil, a2a.HeaderExtensions, p.Extensions); len(v) > 0 {
+		return a2a.InvalidParams(v...)
+	}
 	for _, uri := range h.required {
 		found := false
 		for _, e := range p.Extensions {

@@ -44,10 +44,8 @@ func (h *Handler) createTaskPushNotificationConfig(ctx context.Context, req *a2a
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
 	}
-	v := pushConfigViolations("", req)
-	if req.TaskID == "" {
-		v = append([]a2a.FieldViolation{{Field: "taskId", Description: "taskId is required"}}, v...)
-	}
+	v := appendID(nil, "taskId", req.TaskID, true)
+	v = append(v, pushConfigViolations("", req)...)
 	if len(v) > 0 {
 		return nil, a2a.InvalidParams(v...)
 	}
@@ -276,13 +274,8 @@ func (h *Handler) deleteTaskPushNotificationConfig(ctx context.Context, req *a2a
 }
 
 func requireIDs(taskID, id string) error {
-	var v []a2a.FieldViolation
-	if taskID == "" {
-		v = append(v, a2a.FieldViolation{Field: "taskId", Description: "taskId is required"})
-	}
-	if id == "" {
-		v = append(v, a2a.FieldViolation{Field: "id", Description: "id is required"})
-	}
+	v := appendID(nil, "taskId", taskID, true)
+	v = appendID(v, "id", id, true)
 	if len(v) > 0 {
 		return a2a.InvalidParams(v...)
 	}

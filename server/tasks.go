@@ -51,7 +51,7 @@ func (h *Handler) listTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		return nil, err
 	}
 	q := store.ListQuery{ContextID: req.ContextID, Status: req.Status, StatusAfter: req.StatusTimestampAfter.Time, Limit: DefaultPageSize}
-	var v []a2a.FieldViolation
+	v := appendID(nil, "contextId", req.ContextID, false)
 	if req.PageSize != nil {
 		if n := *req.PageSize; n < 1 || n > MaxPageSize {
 			v = append(v, a2a.FieldViolation{Field: "pageSize", Description: "pageSize must be between 1 and 100 inclusive, got " + strconv.Itoa(int(n))})

@@ -12,6 +12,66 @@ import (
 	"github.com/goa2a/a2a/a2a"
 )
 
+// Lengths of what clients name, the same on every binding (a request
+// beyond them is InvalidParams naming the field): ids of messages, tasks,
+// contexts and push configs, extension URIs (in A2A-Extensions and in
+// messages), and the keys of metadata (of a request, a message, a part).
+// Ids the server makes are UUIDs (36 bytes).
+const (
+	MaxIDLength           = 256
+	MaxExtensionURILength = 2048
+	MaxMetadataKeyLength  = 256
+)
+
+// idViolation checks an id a client gave: required or not, at most
+// MaxIDLength bytes.
+func idViolation(field, id string, required bool) *a2a.FieldViolation {
+	switch {
+	case id == "" && required:
+		return &a2a.FieldViolation{Field: field, Description: lastName(field) + " is required"}
+	case len(id) > MaxIDLength:
+		return &a2a.FieldViolation{Field: field, Description: lastName(field) + " must be at most " + strconv.Itoa(MaxIDLength) + " bytes, got " + strconv.Itoa(len(id))}
+	}
+	return nil
+}
+
+// lastName is the last element of a field path ("message.taskId": "taskId").
+func lastName(field string) string {
+	if i := strings.LastIndexByte(field, '.'); i >= 0 {
+		return field[i+1:]
+	}
+	return field
+}
+
+// appendID adds the violation of id at field, if any, to v.
+func appendID(v []a2a.FieldViolation, field, id string, required bool) []a2a.FieldViolation {
+	if fv := idViolation(field, id, required); fv != nil {
+		v = append(v, *fv)
+	}
+	return v
+}
+
+// metadataViolations checks the keys of metadata at field.
+func metadataViolations(v []a2a.FieldViolation, field string, md map[string]any) []a2a.FieldViolation {
+	for k := range md {
+		if len(k) > MaxMetadataKeyLength {
+			v = append(v, a2a.FieldViolation{Field: field, Description: "metadata keys must be at most " + strconv.Itoa(MaxMetadataKeyLength) + " bytes, got one of " + strconv.Itoa(len(k))})
+			break // one is enough: the keys are not repeated back
+		}
+	}
+	return v
+}
+
+// extensionViolations checks extension URIs at field.
+func extensionViolations(v []a2a.FieldViolation, field string, uris []string) []a2a.FieldViolation {
+	for i, u := range uris {
+		if len(u) > MaxExtensionURILength {
+			v = append(v, a2a.FieldViolation{Field: fmt.Sprintf("%s[%d]", field, i), Description: "an extension URI must be at most " + strconv.Itoa(MaxExtensionURILength) + " bytes, got " + strconv.Itoa(len(u))})
+		}
+	}
+	return v
+}
+
 // validateSend checks a SendMessage request before anything runs (A2A
 // §3.3.2: validate every input; REQUIREMENTS R046–R050, R063, R122, R065).
 func (h *Handler) validateSend(req *a2a.SendMessageRequest) error {
@@ -20,9 +80,15 @@ func (h *Handler) validateSend(req *a2a.SendMessageRequest) error {
 	}
 	var v []a2a.FieldViolation
 	m := req.Message
-	if m.MessageID == "" {
-		v = append(v, a2a.FieldViolation{Field: "message.messageId", Description: "messageId is required"})
+	v = appendID(v, "message.messageId", m.MessageID, true)
+	v = appendID(v, "message.taskId", m.TaskID, false)
+	v = appendID(v, "message.contextId", m.ContextID, false)
+	for i, id := range m.ReferenceTaskIDs {
+		v = appendID(v, fmt.Sprintf("message.referenceTaskIds[%d]", i), id, false)
 	}
+	v = extensionViolations(v, "message.extensions", m.Extensions)
+	v = metadataViolations(v, "metadata", req.Metadata)
+	v = metadataViolations(v, "message.metadata", m.Metadata)
 	if m.Role != a2a.RoleUser {
 		v = append(v, a2a.FieldViolation{Field: "message.role", Description: "role must be ROLE_USER for a client message, got " + m.Role.String()})
 	}
@@ -37,6 +103,7 @@ func (h *Handler) validateSend(req *a2a.SendMessageRequest) error {
 		if p.Content == nil {
 			v = append(v, a2a.FieldViolation{Field: fmt.Sprintf("message.parts[%d]", i), Description: "a part must have exactly one of text, raw, url or data"})
 		}
+		v = metadataViolations(v, fmt.Sprintf("message.parts[%d].metadata", i), p.Metadata)
 	}
 	if c := req.Configuration; c != nil {
 		if c.HistoryLength != nil && *c.HistoryLength < 0 {
@@ -79,6 +146,7 @@ func pushConfigViolations(prefix string, c *a2a.TaskPushNotificationConfig) []a2
 	bad := func(field, description string) {
 		v = append(v, a2a.FieldViolation{Field: prefix + field, Description: description})
 	}
+	v = appendID(v, prefix+"id", c.ID, false)
 	switch u, err := url.Parse(c.URL); {
 	case c.URL == "":
 		bad("url", "url is required")
@@ -180,10 +248,10 @@ func checkHistoryLength(field string, n *int32) error {
 	return nil
 }
 
-// requireID rejects an empty identifier.
+// requireID rejects an empty or too long identifier.
 func requireID(field, id string) error {
-	if id == "" {
-		return a2a.InvalidParam(field, field+" is required")
+	if fv := idViolation(field, id, true); fv != nil {
+		return a2a.InvalidParams(*fv)
 	}
 	return nil
 }

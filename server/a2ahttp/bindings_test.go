@@ -337,6 +337,9 @@ func TestBindingsAgree(t *testing.T) {
 			}},
 		{name: "GetTask history 1", method: "GetTask", params: `{"id":"id-3","historyLength":1}`, verb: "GET", path: "/tasks/id-3?historyLength=1"},
 		{name: "GetTask unknown", method: "GetTask", params: `{"id":"nope"}`, verb: "GET", path: "/tasks/nope", want: a2a.CodeTaskNotFound},
+		{name: "GetTask id too long", method: "GetTask", params: `{"id":"` + strings.Repeat("x", server.MaxIDLength+1) + `"}`, verb: "GET", path: "/tasks/" + strings.Repeat("x", server.MaxIDLength+1), want: a2a.CodeInvalidParams},
+		{name: "SendMessage messageId too long", method: "SendMessage", params: `{"message":{"messageId":"` + strings.Repeat("m", server.MaxIDLength+1) + `","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, verb: "POST", path: "/message:send",
+			body: `{"message":{"messageId":"` + strings.Repeat("m", server.MaxIDLength+1) + `","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, want: a2a.CodeInvalidParams},
 		{name: "GetTask negative history", method: "GetTask", params: `{"id":"id-1","historyLength":-1}`, verb: "GET", path: "/tasks/id-1?historyLength=-1", want: a2a.CodeInvalidParams},
 		{name: "ListTasks page", method: "ListTasks", params: `{"pageSize":1}`, verb: "GET", path: "/tasks?pageSize=1",
 			asserts: func(t *testing.T, r any) {

@@ -119,14 +119,17 @@ func appendMember(dst []byte, key string, v any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// streamResponseWire is the JSON form of a StreamResponse.
+type streamResponseWire struct {
+	Task           *Task                    `json:"task"`
+	Message        *Message                 `json:"message"`
+	StatusUpdate   *TaskStatusUpdateEvent   `json:"statusUpdate"`
+	ArtifactUpdate *TaskArtifactUpdateEvent `json:"artifactUpdate"`
+}
+
 // UnmarshalJSON reads a StreamResponse, rejecting zero or several members.
 func (r *StreamResponse) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Task           *Task                    `json:"task"`
-		Message        *Message                 `json:"message"`
-		StatusUpdate   *TaskStatusUpdateEvent   `json:"statusUpdate"`
-		ArtifactUpdate *TaskArtifactUpdateEvent `json:"artifactUpdate"`
-	}
+	var w streamResponseWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
@@ -187,12 +190,15 @@ func (r SendMessageResponse) AppendJSON(dst []byte) ([]byte, error) {
 	return dst, fmt.Errorf("a2a: SendMessageResponse: %w", errEmptyOneof)
 }
 
+// sendMessageResponseWire is the JSON form of a SendMessageResponse.
+type sendMessageResponseWire struct {
+	Task    *Task    `json:"task"`
+	Message *Message `json:"message"`
+}
+
 // UnmarshalJSON reads {"task": ...} or {"message": ...}.
 func (r *SendMessageResponse) UnmarshalJSON(b []byte) error {
-	var w struct {
-		Task    *Task    `json:"task"`
-		Message *Message `json:"message"`
-	}
+	var w sendMessageResponseWire
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}

@@ -135,6 +135,19 @@ func TestCardFetch(t *testing.T) {
 	if _, err := client.New(t.Context(), garbled.URL); !errors.Is(err, a2a.ErrInvalidAgentResponse) {
 		t.Errorf("garbled card: %v", err)
 	}
+	// A card whose name is given twice, or whose interfaces' member is in
+	// another case, reads differently to other readers: refused.
+	for _, body := range []string{
+		`{"name":"a","name":"b","version":"1","supportedInterfaces":[{"url":"http://127.0.0.1:1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+		`{"name":"a","version":"1","supportedInterfaces":[{"URL":"http://127.0.0.1:1/a2a","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`,
+	} {
+		srv := httptest.NewServer(answer(200, "application/json", body))
+		_, err := client.New(t.Context(), srv.URL)
+		srv.Close()
+		if !errors.Is(err, a2a.ErrInvalidAgentResponse) || !strings.Contains(err.Error(), "malformed card") {
+			t.Errorf("card %s: %v, want a malformed card", body, err)
+		}
+	}
 }
 
 // TestCardVerifier runs the verifier on every card put to use.

@@ -15,6 +15,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -118,6 +119,14 @@ func parseEnvelope(body []byte) (*envelope, *a2a.Error) {
 			return nil, e
 		}
 		return nil, a2a.NewError(a2a.CodeInvalidRequest, "the request must be a JSON-RPC 2.0 request object")
+	}
+	// A member given twice, or in another case ("METHOD"), would make a
+	// reader that takes the first or the exact one see another request.
+	// What is wrong inside params is InvalidParams, found with the
+	// params' own type (decodeParams).
+	var me *a2a.MemberError
+	if err := a2a.CheckMembers(body, &env); errors.As(err, &me) && !strings.HasPrefix(me.Field(), "params.") {
+		return &env, a2a.NewError(a2a.CodeInvalidRequest, me.Error()).With("member", me.Field())
 	}
 	switch {
 	case env.JSONRPC != "2.0":

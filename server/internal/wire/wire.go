@@ -63,12 +63,21 @@ func TooLarge(err *ErrBodyTooLarge) *a2a.Error {
 	return a2a.NewError(a2a.CodeInvalidRequest, err.Error())
 }
 
-// Decode unmarshals data into v with [a2a.Unmarshal]. Malformed JSON is a ParseError; JSON of
-// the wrong shape is InvalidParams naming the field. A non-nil error is
-// always an *a2a.Error.
+// Decode unmarshals data into v with [a2a.Unmarshal]. Malformed JSON is a
+// ParseError; JSON of the wrong shape, a member given twice or a name that
+// matches a field only when case is ignored ([a2a.CheckMembers]) is
+// InvalidParams naming the field. Both JSON bindings decode with it, so
+// they refuse alike. A non-nil error is always an *a2a.Error.
 func Decode(data []byte, v any) error {
 	if err := a2a.Unmarshal(data, v); err != nil {
 		return DecodeError(err)
+	}
+	// Strict member names (a2a.CheckMembers), after the decoder: a document
+	// it refuses is answered as before, and the check costs a pass only
+	// over what decoded.
+	var me *a2a.MemberError
+	if err := a2a.CheckMembers(data, v); errors.As(err, &me) {
+		return a2a.InvalidParam(me.Field(), me.Reason)
 	}
 	return nil
 }

@@ -1,13 +1,12 @@
 package a2a_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/jsontest"
 )
 
 // TestCheckMembers: duplicate names and names that match a field only when
@@ -63,51 +62,8 @@ func FuzzCheckMembers(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var req a2a.SendMessageRequest
 		err := a2a.CheckMembers(doc, &req)
-		if !json.Valid(doc) {
-			return
-		}
-		if err == nil && hasDuplicate(json.NewDecoder(bytes.NewReader(doc))) {
+		if err == nil && jsontest.HasDuplicate(doc) {
 			t.Fatalf("%q: accepted, but a name repeats", doc)
 		}
 	})
-}
-
-// hasDuplicate reads one value from d and reports whether an object in it
-// has a name twice.
-func hasDuplicate(d *json.Decoder) bool {
-	tok, err := d.Token()
-	if err != nil {
-		return false
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		dup := false
-		for d.More() {
-			k, err := d.Token()
-			if err != nil {
-				return dup
-			}
-			name, _ := k.(string)
-			if seen[name] {
-				dup = true
-			}
-			seen[name] = true
-			if hasDuplicate(d) {
-				dup = true
-			}
-		}
-		d.Token() // }
-		return dup
-	case json.Delim('['):
-		dup := false
-		for d.More() {
-			if hasDuplicate(d) {
-				dup = true
-			}
-		}
-		d.Token() // ]
-		return dup
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/jsontest"
 )
 
 // FuzzJSONRPC feeds arbitrary bodies to the JSON-RPC endpoint. Whatever
@@ -31,9 +32,17 @@ func FuzzJSONRPC(f *testing.F) {
 		known[c.JSONRPCCode()] = true
 	}
 	_, h := newEcho(f)
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"ListTasks","method":"GetTask","params":{"id":"x"}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","id":"y"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := post(t, h, string(body), nil)
+		// A request with a member given twice runs nothing: it is
+		// refused, whichever member a reader would take.
+		dup := jsontest.HasDuplicate(body)
 		if strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			if dup {
+				t.Fatalf("a request with a repeated member opened a stream: %q", body)
+			}
 			for line := range strings.SplitSeq(rec.Body.String(), "\n") {
 				if data, ok := strings.CutPrefix(line, "data: "); ok && !json.Valid([]byte(data)) {
 					t.Fatalf("invalid frame %q", data)
@@ -50,6 +59,9 @@ func FuzzJSONRPC(f *testing.F) {
 		}
 		if r.Error != nil && !known[r.Error.Code] {
 			t.Fatalf("unknown error code %d", r.Error.Code)
+		}
+		if dup && r.Error == nil {
+			t.Fatalf("a request with a repeated member was answered %q", rec.Body)
 		}
 	})
 }

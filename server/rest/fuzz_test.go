@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/internal/jsontest"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/rest"
 )
@@ -27,6 +28,7 @@ func FuzzRoute(f *testing.F) {
 	f.Add("POST", "/message:send", "application/a2a+json", []byte(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`))
 	f.Add("GET", "/tasks?pageSize=5&status=TASK_STATE_WORKING&includeArtifacts=true", "", []byte(nil))
 	f.Add("GET", "/acme/tasks/x?historyLength=-1", "", []byte(nil))
+	f.Add("POST", "/message:send", "application/json", []byte(`{"message":{"messageId":"m","messageId":"n","role":"ROLE_USER","parts":[{"text":"hi"}]}}`))
 
 	release := make(chan struct{})
 	close(release) // no task waits
@@ -68,6 +70,10 @@ func FuzzRoute(f *testing.F) {
 
 		res := w.Result()
 		b := w.Body.Bytes()
+		// A body with a member given twice runs nothing.
+		if method == "POST" && res.StatusCode/100 == 2 && jsontest.HasDuplicate(body) {
+			t.Fatalf("%s %s with a repeated member answered %d", method, target, res.StatusCode)
+		}
 		// The answer's media type follows the request's: plain JSON for a
 		// plain JSON body, A2A's otherwise.
 		want := "application/a2a+json"

@@ -75,6 +75,13 @@ func (s *serveRun) pushOptions() []serve.Option {
 	if !g.push {
 		return nil
 	}
+	if s.cfg.storeSpec.kind == storePostgres && g.key == nil {
+		// Any replica may deliver a task's notifications: each signing with
+		// a key of its own, a receiver that fetched one replica's JWK set
+		// refuses the others'.
+		s.log.Warn("replicas sharing this store sign push notifications with keys of their own",
+			"hint", "give every replica the same --push-sign-key, so that receivers verify whichever replica delivers")
+	}
 	return []serve.Option{serve.WithPush(serve.Push{Allow: g.allow, Key: g.key})}
 }
 

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -131,6 +135,39 @@ func TestDescribeDelivery(t *testing.T) {
 	} {
 		if got := describeDelivery(tc.header); got != tc.want {
 			t.Errorf("describeDelivery(%q)\n got %q\nwant %q", tc.header, got, tc.want)
+		}
+	}
+}
+
+// TestServePushKeyWarning: on a shared (PostgreSQL) store, a server that
+// makes its own push signing key warns that replicas need one key; with
+// --push-sign-key, or on SQLite, it does not.
+func TestServePushKeyWarning(t *testing.T) {
+	t.Parallel()
+	const warning = "replicas sharing this store sign push notifications with keys of their own"
+	_, dsn := freshDatabase(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := writeKeyPEM(t, "PRIVATE KEY", der)
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--store", "postgres:" + dsn}, true},
+		{[]string{"--store", "postgres:" + dsn, "--push-sign-key", keyFile}, false},
+		{[]string{"--store", "postgres:" + dsn, "--push=false"}, false},
+		{[]string{"--store", "memory"}, false},
+	} {
+		ts := startServe(t, tc.args...)
+		ts.stop(t)
+		if got := strings.Contains(ts.stderr.String(), warning); got != tc.warn {
+			t.Errorf("%q: warned %v, want %v:\n%s", tc.args, got, tc.warn, ts.stderr.String())
 		}
 	}
 }

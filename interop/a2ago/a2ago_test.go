@@ -60,7 +60,8 @@ func ourServer(t *testing.T) *serve.Server {
 }
 
 // TestGoSDKClient: the official Go SDK's client runs the operations against
-// our server on each binding, and reads our errors as its typed errors.
+// our server on each binding (messages, streams, tasks, push configs), and
+// reads our errors as its typed errors.
 func TestGoSDKClient(t *testing.T) {
 	srv := ourServer(t)
 	for _, binding := range []ga2a.TransportProtocol{ga2a.TransportProtocolJSONRPC, ga2a.TransportProtocolHTTPJSON, ga2a.TransportProtocolGRPC} {
@@ -109,6 +110,24 @@ func TestGoSDKClient(t *testing.T) {
 			}
 			if len(states) == 0 || states[len(states)-1] != ga2a.TaskStateCompleted {
 				t.Errorf("stream states %v, want them to end completed", states)
+			}
+			// Push configs: create, get, list and delete; a deleted config
+			// is gone.
+			cfg, err := c.CreateTaskPushConfig(ctx, &ga2a.PushConfig{TaskID: task.ID, URL: "https://hooks.example/a2a", Token: "tok-123"})
+			if err != nil || cfg.ID == "" || cfg.TaskID != task.ID {
+				t.Fatalf("CreateTaskPushConfig: %+v, %v", cfg, err)
+			}
+			if got, err := c.GetTaskPushConfig(ctx, &ga2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: cfg.ID}); err != nil || got.URL != cfg.URL {
+				t.Errorf("GetTaskPushConfig: %+v, %v", got, err)
+			}
+			if all, err := c.ListTaskPushConfigs(ctx, &ga2a.ListTaskPushConfigRequest{TaskID: task.ID}); err != nil || len(all) != 1 {
+				t.Errorf("ListTaskPushConfigs: %+v, %v", all, err)
+			}
+			if err := c.DeleteTaskPushConfig(ctx, &ga2a.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: cfg.ID}); err != nil {
+				t.Errorf("DeleteTaskPushConfig: %v", err)
+			}
+			if _, err := c.GetTaskPushConfig(ctx, &ga2a.GetTaskPushConfigRequest{TaskID: task.ID, ID: cfg.ID}); err == nil {
+				t.Error("GetTaskPushConfig of a deleted config succeeded")
 			}
 			// The typical errors, typed.
 			if _, err := c.GetTask(ctx, &ga2a.GetTaskRequest{ID: "missing"}); !errors.Is(err, ga2a.ErrTaskNotFound) {

@@ -140,6 +140,11 @@ func (s *Signer) Sign(signingInput []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		if ss.Cmp(p256HalfOrder) > 0 {
+			// The low S of the pair that verifies (N-S does too), which is
+			// the only one Verify accepts.
+			ss.Sub(p256Order, ss)
+		}
 		sig := make([]byte, 64)
 		r.FillBytes(sig[:32])
 		ss.FillBytes(sig[32:])
@@ -187,6 +192,11 @@ func Verify(allowed []string, alg string, key Key, signingInput, sig []byte) err
 		d := sha256.Sum256(signingInput)
 		r := new(big.Int).SetBytes(sig[:32])
 		s := new(big.Int).SetBytes(sig[32:])
+		if s.Cmp(p256HalfOrder) > 0 {
+			// (R, N-S) verifies whenever (R, S) does: accepting both would
+			// make every signature malleable. Only the low S is accepted.
+			return fmt.Errorf("%w: a high-S ES256 signature (only the low S of the pair is accepted)", ErrSignature)
+		}
 		if !ecdsa.Verify(pub, d[:], r, s) {
 			return ErrSignature
 		}
@@ -343,11 +353,19 @@ func decodeObject(data []byte) (map[string]any, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, errors.New("not valid JSON")
 	}
-	if _, err := dec.Token(); err == nil {
+	// Anything but white space after the object, valid JSON or not.
+	if len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0 {
 		return nil, errors.New("trailing data after the JSON object")
 	}
 	return out, nil
 }
+
+// The order of P-256 and half of it: an ES256 signature's S is at most
+// the half (low S).
+var (
+	p256Order     = elliptic.P256().Params().N
+	p256HalfOrder = new(big.Int).Rsh(p256Order, 1)
+)
 
 // DecodeObject decodes a JSON object as [DecodeHeader] does a header:
 // duplicate member names and trailing data are errors, and numbers are

@@ -14,10 +14,13 @@
 //
 // What the server can derive it fills in the card: the interfaces it
 // serves, at its public URL; the push notification capability, with the
-// extension that reports delivery state; the API key scheme of
-// [WithAPIKeys]. What cannot work is refused by [New]: a card that
-// promises push notifications with no delivery configured, a store given
-// both here and among the Handler's options.
+// extension that reports delivery state; the security schemes of
+// [WithAPIKeys], [WithJWT] and [WithMutualTLS]. What cannot work is
+// refused by [New]: a card that promises push notifications with no
+// delivery configured, a store or a pusher among the Handler's options
+// that is not the Server's, mutual TLS without client CAs. Metrics
+// (package a2aprom) and traces (package a2aotel) come as bundles of
+// options ([WithOptions]).
 //
 // Package serve builds on the packages beneath it ([server], the bindings,
 // [push], [auth]) and adds no protocol rule of its own: a program that

@@ -48,7 +48,8 @@ func (e *MemberError) Field() string {
 // refuses: a name given twice in one object, exactly or differing only in
 // case, at any depth; or a name that matches a field of the struct it
 // decodes into only if case is ignored. Members no field takes are not its
-// concern. A document that is not valid JSON is left to the decoder: it
+// concern, nor the value of a field tagged a2a:"unchecked" (raw JSON its
+// reader checks with its own type). A document that is not valid JSON is left to the decoder: it
 // returns nil.
 func CheckMembers(data []byte, v any) error {
 	t := reflect.TypeOf(v)
@@ -77,6 +78,11 @@ type shape struct {
 // anyShape decodes into an interface or raw JSON: names are free, but not
 // twice in one object.
 var anyShape = &shape{}
+
+// deferredShape is a member tagged a2a:"unchecked": raw JSON that its
+// reader checks where it decodes it, with its own type (the JSON-RPC
+// params), so that it is walked once.
+var deferredShape = &shape{}
 
 // shapes caches the shape of each type: derived from the type alone, never
 // changed once stored, as encoding/json caches its own.
@@ -130,6 +136,10 @@ func buildShape(t reflect.Type, building map[reflect.Type]*shape) *shape {
 			}
 			if name == "" {
 				name = f.Name
+			}
+			if f.Tag.Get("a2a") == "unchecked" {
+				s.fields[name] = deferredShape
+				continue
 			}
 			s.fields[name] = buildShape(f.Type, building)
 		}
@@ -198,6 +208,9 @@ func (s *scanner) value(sh *shape) error {
 	if s.pos >= len(s.data) {
 		return errSyntax
 	}
+	if sh == deferredShape {
+		return s.skip()
+	}
 	switch s.data[s.pos] {
 	case '{':
 		return s.object(sh)
@@ -214,6 +227,42 @@ func (s *scanner) value(sh *shape) error {
 			return nil
 		}
 		s.pos++
+	}
+	return nil
+}
+
+// skip moves past the value at pos, checking nothing in it.
+func (s *scanner) skip() error {
+	depth := 0
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case '"':
+			if _, err := s.str(); err != nil {
+				return err
+			}
+			if depth == 0 {
+				return nil
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return nil // the enclosing value's end: a scalar ended here
+			}
+			if depth--; depth == 0 {
+				s.pos++
+				return nil
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return nil
+			}
+		}
+		s.pos++
+	}
+	if depth > 0 {
+		return errSyntax
 	}
 	return nil
 }
@@ -309,26 +358,35 @@ func (s *scanner) object(sh *shape) error {
 		}
 		s.pos++
 		s.skipSpace()
-		s.path = append(s.path, step{name: name, index: -1})
-		err = s.value(child)
-		s.path = s.path[:len(s.path)-1]
-		if err != nil {
+		if end, err := s.member(step{name: name, index: -1}, child, '}'); end || err != nil {
 			return err
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errSyntax
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return errSyntax
-		}
 	}
+}
+
+// member checks the value at pos, of shape sh, at step st below the path,
+// then reads the separator after it: a comma, or close, which ends the
+// object or array (end true).
+func (s *scanner) member(st step, sh *shape, close byte) (end bool, err error) {
+	s.path = append(s.path, st)
+	err = s.value(sh)
+	s.path = s.path[:len(s.path)-1]
+	if err != nil {
+		return false, err
+	}
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return false, errSyntax
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case close:
+		s.pos++
+		return true, nil
+	}
+	return false, errSyntax
 }
 
 func (s *scanner) array(sh *shape) error {
@@ -346,24 +404,8 @@ func (s *scanner) array(sh *shape) error {
 			s.pos++
 			return nil
 		}
-		s.path = append(s.path, step{index: i})
-		err := s.value(elem)
-		s.path = s.path[:len(s.path)-1]
-		if err != nil {
+		if end, err := s.member(step{index: i}, elem, ']'); end || err != nil {
 			return err
-		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errSyntax
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return errSyntax
 		}
 	}
 }

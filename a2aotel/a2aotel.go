@@ -22,7 +22,6 @@ package a2aotel
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -195,9 +194,7 @@ func (t *Tracing) PushHook() push.CallHook {
 			AttrTaskID.String(call.TaskID), AttrConfigID.String(call.ConfigID),
 			AttrEventSeq.Int64(call.Seq), AttrAttempt.Int(call.Attempt),
 			attribute.String("http.request.method", req.Method),
-		}
-		if u, err := url.Parse(req.URL.String()); err == nil {
-			attrs = append(attrs, attribute.String("server.address", u.Hostname()))
+			attribute.String("server.address", req.URL.Hostname()),
 		}
 		ctx, span := t.tracer.Start(ctx, "a2a.push.deliver", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 		t.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))

@@ -29,6 +29,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -122,7 +123,7 @@ type config struct {
 	push     *Push
 	authn    authConfig // auth.go
 	tls      *tls.Config
-	hsts     string
+	hsts     *string // WithHSTS; nil: DefaultHSTS
 	cardKey  crypto.Signer
 	cardKID  string
 	log      *slog.Logger
@@ -218,13 +219,8 @@ func WithPublicURL(u string) Option {
 // a2a.BindingHTTPJSON (default both). gRPC is [WithGRPC]'s.
 func WithBindings(bindings ...string) Option {
 	return func(c *config) error {
-		if len(bindings) == 0 && c.grpcAddr == "" && c.grpcLn == nil {
-			return errors.New("serve: WithBindings: no binding given")
-		}
-		for _, b := range bindings {
-			if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
-				return fmt.Errorf("serve: WithBindings: %q is not an HTTP binding (want %s or %s; gRPC is WithGRPC's)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON)
-			}
+		if err := a2ahttp.CheckBindings(bindings); err != nil {
+			return fmt.Errorf("serve: WithBindings: %w (gRPC is WithGRPC's)", err)
 		}
 		c.bindings = append([]string{}, bindings...)
 		return nil
@@ -244,16 +240,14 @@ func WithPush(p Push) Option {
 }
 
 // WithTLS serves HTTPS and gRPC over TLS with cfg, and sends
-// Strict-Transport-Security ([DefaultHSTS]) on every HTTPS response.
+// Strict-Transport-Security ([DefaultHSTS], or [WithHSTS]'s) on every
+// HTTPS response.
 func WithTLS(cfg *tls.Config) Option {
 	return func(c *config) error {
 		if cfg == nil || (len(cfg.Certificates) == 0 && cfg.GetCertificate == nil && cfg.GetConfigForClient == nil) {
 			return errors.New("serve: WithTLS: the TLS config has no certificate")
 		}
 		c.tls = cfg
-		if c.hsts == "" {
-			c.hsts = DefaultHSTS
-		}
 		return nil
 	}
 }
@@ -263,10 +257,7 @@ func WithTLS(cfg *tls.Config) Option {
 // otherwise refuse plain HTTP for on every port for a year).
 func WithHSTS(value string) Option {
 	return func(c *config) error {
-		if value == "" {
-			value = "-"
-		}
-		c.hsts = value
+		c.hsts = &value
 		return nil
 	}
 }
@@ -333,16 +324,9 @@ func WithTimeouts(t Timeouts) Option {
 		if t.Header < 0 || t.Body < 0 || t.Idle < 0 {
 			return errors.New("serve: WithTimeouts: negative timeout")
 		}
-		c.header, c.body, c.idle = cmpOr(t.Header, c.header), cmpOr(t.Body, c.body), cmpOr(t.Idle, c.idle)
+		c.header, c.body, c.idle = cmp.Or(t.Header, c.header), cmp.Or(t.Body, c.body), cmp.Or(t.Idle, c.idle)
 		return nil
 	}
-}
-
-func cmpOr(d, old time.Duration) time.Duration {
-	if d == 0 {
-		return old
-	}
-	return d
 }
 
 // WithLimits sets the Handler's limits ([server.WithLimits]).
@@ -433,6 +417,10 @@ func New(card *a2a.AgentCard, agent server.Agent, opts ...Option) (_ *Server, er
 		}
 	}
 	c := &s.cfg
+	if c.bindings != nil && len(c.bindings) == 0 && c.grpcAddr == "" && c.grpcLn == nil {
+		s.closeListeners()
+		return nil, errors.New("serve: no binding to serve: WithBindings gave none, and there is no WithGRPC")
+	}
 	s.ln, s.grpcLn, s.opsLn = c.ln, c.grpcLn, c.opsLn
 	defer func() {
 		if err != nil {
@@ -811,8 +799,11 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 // HTTP/2 it applies to the stream's body only.
 func (s *Server) guardTransport(next http.Handler) http.Handler {
 	hsts := ""
-	if s.cfg.tls != nil && s.cfg.hsts != "-" {
-		hsts = s.cfg.hsts
+	if s.cfg.tls != nil {
+		hsts = DefaultHSTS
+		if s.cfg.hsts != nil {
+			hsts = *s.cfg.hsts
+		}
 	}
 	timeout := s.cfg.body
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

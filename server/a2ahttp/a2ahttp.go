@@ -52,12 +52,21 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// CheckBindings reports a binding of bindings that is not one of the HTTP
+// bindings NewMux mounts.
+func CheckBindings(bindings []string) error {
+	for _, b := range bindings {
+		if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
+			return fmt.Errorf("a2ahttp: binding %q is not an HTTP binding (want %s or %s)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON)
+		}
+	}
+	return nil
+}
+
 // NewMux returns an http.Handler serving h's card and the HTTP bindings.
 func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
-	for _, b := range o.Bindings {
-		if b != a2a.BindingJSONRPC && b != a2a.BindingHTTPJSON {
-			return nil, fmt.Errorf("a2ahttp: binding %q is not an HTTP binding (want %s or %s)", b, a2a.BindingJSONRPC, a2a.BindingHTTPJSON)
-		}
+	if err := CheckBindings(o.Bindings); err != nil {
+		return nil, err
 	}
 	serves := func(b string) bool { return o.Bindings == nil || slices.Contains(o.Bindings, b) }
 	if o.CardMaxAge == 0 {

@@ -15,7 +15,6 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -59,7 +58,7 @@ type envelope struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	Params  json.RawMessage `json:"params" a2a:"unchecked"` // checked by decodeParams, with its type
 }
 
 var nullID = json.RawMessage("null")
@@ -125,7 +124,7 @@ func parseEnvelope(body []byte) (*envelope, *a2a.Error) {
 	// What is wrong inside params is InvalidParams, found with the
 	// params' own type (decodeParams).
 	var me *a2a.MemberError
-	if err := a2a.CheckMembers(body, &env); errors.As(err, &me) && !strings.HasPrefix(me.Field(), "params.") {
+	if err := a2a.CheckMembers(body, &env); errors.As(err, &me) {
 		return &env, a2a.NewError(a2a.CodeInvalidRequest, me.Error()).With("member", me.Field())
 	}
 	switch {

@@ -57,10 +57,7 @@ func (rh *Handler) writeError(w http.ResponseWriter, status int, err error) {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	wire.NoteError(w, e.Code)
-	if ct := w.Header().Get("Content-Type"); ct != wire.MediaA2A && ct != wire.MediaJSON {
-		w.Header().Set("Content-Type", contentType) // not through ServeHTTP
-	}
-	w.WriteHeader(status)
+	w.WriteHeader(status) // Content-Type: set by ServeHTTP
 	if _, err := w.Write(marshalError(status, e)); err != nil {
 		rh.cfg.Log.Debug("writing HTTP+JSON error", "err", err)
 	}
@@ -79,7 +76,7 @@ func (rh *Handler) stream(ctx context.Context, w http.ResponseWriter, r *http.Re
 			return a2a.StreamResponse{Event: ev}.AppendJSON(nil)
 		},
 		Error: func(w http.ResponseWriter, err error) {
-			w.Header().Set("Content-Type", wire.ResponseMediaType(r))
+			w.Header().Set("Content-Type", wire.ResponseMediaType(r)) // as ServeHTTP does
 			rh.writeError(w, 0, err)
 		},
 		ErrorData: func(e *a2a.Error) []byte { return marshalError(e.Code.HTTPStatus(), e) },

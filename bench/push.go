@@ -101,9 +101,9 @@ type stampStore struct {
 }
 
 // ClaimPush implements [store.PushQueue], counting the calls.
-func (s *stampStore) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+func (s *stampStore) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...store.Scope) ([]store.PushJob, error) {
 	t0 := time.Now()
-	jobs, err := s.Store.ClaimPush(ctx, now, lease, limit)
+	jobs, err := s.Store.ClaimPush(ctx, now, lease, limit, skip...)
 	t1 := time.Now()
 	s.claimMu.Lock()
 	if !t1.Before(s.claimFrom) && t1.Before(s.claimTo) {

@@ -8,8 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +37,16 @@ const (
 	MaxRetryAfter = time.Hour
 	// DefaultWorkers is how many webhooks are called at once.
 	DefaultWorkers = 64
+	// DefaultHostCalls is how many calls go to one host (and port) at
+	// once; further calls to it wait for one of them to end.
+	DefaultHostCalls = 16
+	// HostPauseAfter is how many calls in a row to one host may end
+	// without a response (a timeout, a refused or reset connection)
+	// before the host is paused: its webhooks are not called until the
+	// pause ends, the backoff doubled for each further failure (see
+	// [WithBackoff]), and then one call at a time probes it. An answer of
+	// any status ends the pause.
+	HostPauseAfter = 5
 	// DefaultPollInterval is how often the store is asked for work that
 	// no notification announced: retries that fell due, tasks written by
 	// another process, work left by a process that stopped.
@@ -65,6 +78,18 @@ const (
 // outside the server, and it runs apart from the agents and the streams:
 // a slow or dead receiver delays only its own config.
 //
+// Workers are shared fairly. The configs of one principal (a
+// [store.Scope]: tenant and owner) are given at most its share of the
+// workers at once ([WithPrincipalShare], a quarter by default), so the
+// webhooks of a principal wait for another's only when the others fill
+// every worker: with the defaults, while no four other principals have
+// 16 calls each in flight, a principal's notifications are called as soon
+// as they are due, however many of its webhooks hang. At most
+// [WithHostCalls] calls go to one host at once. A host whose last
+// [HostPauseAfter] calls ended without a response is paused: its configs
+// are not called, and hold no worker, until the pause ends (each such
+// turn counts as a failed attempt, whose error says so).
+//
 // A failed call (network error, timeout, 408, 429, 5xx) is retried with
 // exponential backoff and jitter, or after the receiver's Retry-After;
 // after [WithMaxAttempts] failures of one event, or at once on a refusal
@@ -93,6 +118,8 @@ type Deliverer struct {
 	backoff     time.Duration
 	maxBackoff  time.Duration
 	workers     int
+	share       int // workers one scope's configs may hold at once
+	hostCalls   int // calls at once to one host
 	poll        time.Duration
 	lease       time.Duration
 	onResult    []func(Result)
@@ -109,6 +136,8 @@ type Deliverer struct {
 	// a job claimed before its config was deleted is then dropped.
 	claiming bool
 	gone     map[configKey]bool
+	busy     map[store.Scope]int   // workers held by each scope's configs
+	hosts    map[string]*hostState // the hosts being called, or paused
 
 	delivered, failed, failing atomic.Int64
 }
@@ -126,6 +155,45 @@ type flight struct {
 	sending bool
 	next    *store.PushJob // a claim made while the worker was finishing
 	idle    *sync.Cond     // signalled when sending becomes false
+}
+
+// hostState is what the Deliverer knows of one webhook host. All but
+// slots are guarded by the Deliverer's mu.
+type hostState struct {
+	slots   chan struct{} // a token per call in flight
+	refs    int           // workers holding or waiting for a slot
+	fails   int           // calls in a row that ended without a response
+	lastErr string        // the last of them
+	paused  time.Time     // no call before then once fails >= HostPauseAfter
+	probing bool          // a call is testing a host whose pause ended
+}
+
+// maxHosts bounds how many hosts the Deliverer remembers; past it, those
+// no worker uses are forgotten, their failures with them.
+const maxHosts = 4096
+
+// hostCall is a slot of a host, taken by [Deliverer.enter].
+type hostCall struct {
+	key   string
+	h     *hostState
+	probe bool
+}
+
+// PausedError is the error of an attempt not made because its webhook's
+// host is paused (see [HostPauseAfter]).
+type PausedError struct {
+	Host string
+	// Failures counts the calls in a row to Host that ended without a
+	// response; Last is the error of the last of them.
+	Failures int
+	Last     string
+	// Until is when the pause ends.
+	Until time.Time
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("not called: webhook host %s is paused until %s: its last %d calls got no response (last: %s)",
+		e.Host, e.Until.UTC().Format(time.RFC3339), e.Failures, e.Last)
 }
 
 // Result is the outcome of one webhook call, as [WithResultHook] reports
@@ -217,6 +285,32 @@ func WithWorkers(n int) DelivererOption {
 	}
 }
 
+// WithPrincipalShare sets how many workers the configs of one principal
+// (tenant and owner) may hold at once, between 1 and the number of
+// workers (default a quarter of them, at least 1). A server whose callers
+// are not authenticated has one principal: give it every worker.
+func WithPrincipalShare(n int) DelivererOption {
+	return func(d *Deliverer) error {
+		if n < 1 {
+			return fmt.Errorf("push: WithPrincipalShare: want at least 1 worker, got %d", n)
+		}
+		d.share = n
+		return nil
+	}
+}
+
+// WithHostCalls sets how many calls go to one host (and port) at once
+// (default [DefaultHostCalls]).
+func WithHostCalls(n int) DelivererOption {
+	return func(d *Deliverer) error {
+		if n < 1 {
+			return fmt.Errorf("push: WithHostCalls: want at least 1 call, got %d", n)
+		}
+		d.hostCalls = n
+		return nil
+	}
+}
+
 // WithPollInterval sets how often the store is asked for work nobody
 // announced (default [DefaultPollInterval]).
 func WithPollInterval(p time.Duration) DelivererOption {
@@ -290,10 +384,13 @@ func NewDeliverer(st store.Store, opts ...DelivererOption) (*Deliverer, error) {
 		backoff:     DefaultBackoff,
 		maxBackoff:  DefaultMaxBackoff,
 		workers:     DefaultWorkers,
+		hostCalls:   DefaultHostCalls,
 		poll:        DefaultPollInterval,
 		lease:       DefaultLease,
 		wake:        make(chan struct{}, 1),
 		flights:     make(map[configKey]*flight),
+		busy:        make(map[store.Scope]int),
+		hosts:       make(map[string]*hostState),
 	}
 	for _, o := range opts {
 		if err := o(d); err != nil {
@@ -306,6 +403,12 @@ func NewDeliverer(st store.Store, opts ...DelivererOption) (*Deliverer, error) {
 			return nil, err
 		}
 		d.guard = g
+	}
+	switch {
+	case d.share == 0:
+		d.share = max(d.workers/4, 1)
+	case d.share > d.workers:
+		return nil, fmt.Errorf("push: WithPrincipalShare: a principal's share (%d) exceeds the workers (%d)", d.share, d.workers)
 	}
 	if d.lease <= d.guard.timeout {
 		return nil, fmt.Errorf("push: the lease (%v) must exceed the webhook timeout (%v)", d.lease, d.guard.timeout)
@@ -412,7 +515,18 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 	if free == 0 {
 		return 0
 	}
+	// The scopes that hold their share are skipped, and no claim takes
+	// more than any other scope may start: every job claimed is started.
+	limit := min(free, d.share)
+	var skip []store.Scope
 	d.mu.Lock()
+	for sc, n := range d.busy {
+		if n >= d.share {
+			skip = append(skip, sc)
+		} else {
+			limit = min(limit, d.share-n)
+		}
+	}
 	d.claiming, d.gone = true, nil
 	d.mu.Unlock()
 	defer func() {
@@ -420,7 +534,7 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 		d.claiming, d.gone = false, nil
 		d.mu.Unlock()
 	}()
-	jobs, err := d.q.ClaimPush(ctx, d.now(), d.lease, free)
+	jobs, err := d.q.ClaimPush(ctx, d.now(), d.lease, limit, skip...)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("push: claiming work", "err", err)
@@ -449,6 +563,7 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 		}
 		f := &flight{idle: sync.NewCond(&d.mu)}
 		d.flights[k] = f
+		d.busy[k.scope]++
 		d.mu.Unlock()
 		wg.Add(1)
 		go func() {
@@ -486,6 +601,11 @@ func (d *Deliverer) claim(ctx context.Context, wg *sync.WaitGroup) int {
 				next.State = fresh
 				j = *next
 			}
+			d.mu.Lock()
+			if d.busy[k.scope]--; d.busy[k.scope] <= 0 {
+				delete(d.busy, k.scope)
+			}
+			d.mu.Unlock()
 			d.slot <- struct{}{}
 			d.kick()
 		}()
@@ -580,11 +700,33 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 				st.Delivered = ev.Seq
 				continue
 			}
-			if !d.startSending(f) {
-				return // deleted
+			hc, wait, err := d.enter(ctx, j.Config.URL)
+			var res Result
+			switch {
+			case ctx.Err() != nil:
+				release()
+				return
+			case hc != nil:
+				if !d.startSending(f) {
+					d.leave(ctx, hc, Result{})
+					return // deleted
+				}
+				res = d.call(ctx, j.Config, ev, st.Attempts+1)
+				d.endSending(f)
+				d.leave(ctx, hc, res)
+			case err == nil:
+				// The host stays busy, or another call probes it after a
+				// pause: come back later. This is no attempt of this config.
+				next := st
+				next.NextAttempt = d.now().Add(wait)
+				save(next)
+				time.AfterFunc(wait, d.kick)
+				return
+			default:
+				// The host is paused: the attempt is not made, and counts.
+				res = Result{TaskID: k.taskID, ConfigID: k.id, Seq: ev.Seq, Attempt: st.Attempts + 1,
+					Err: &retryable{err: err, after: wait}}
 			}
-			res := d.call(ctx, j.Config, ev, st.Attempts+1)
-			d.endSending(f)
 			if ctx.Err() != nil && res.Err != nil {
 				// Our own shutdown cut the call: not the receiver's fault.
 				release()
@@ -621,6 +763,118 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 			return
 		}
 	}
+}
+
+// enter takes a call slot of the host of a webhook URL, waiting for one
+// while the host has its fill of calls. It returns the slot, to be given
+// back with [Deliverer.leave]; or no slot and how long to wait: with an
+// error (a [PausedError]) when the host is paused, with none while
+// another call probes it or the host stays busy.
+func (d *Deliverer) enter(ctx context.Context, rawURL string) (*hostCall, time.Duration, error) {
+	key := hostKey(rawURL)
+	d.mu.Lock()
+	h := d.hosts[key]
+	if h == nil {
+		if len(d.hosts) >= maxHosts {
+			for k, o := range d.hosts {
+				if o.refs == 0 {
+					delete(d.hosts, k)
+				}
+			}
+		}
+		h = &hostState{slots: make(chan struct{}, d.hostCalls)}
+		d.hosts[key] = h
+	}
+	h.refs++
+	d.mu.Unlock()
+	// A worker waits a little for a busy host (calls to a host that
+	// answers end soon), but not long: it would hold a worker that other
+	// hosts' webhooks need. Its config comes back a poll later.
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		wait := time.NewTimer(d.poll)
+		defer wait.Stop()
+		select {
+		case h.slots <- struct{}{}:
+		case <-wait.C:
+			d.unref(key, h)
+			return nil, d.poll, nil
+		case <-ctx.Done():
+			d.unref(key, h)
+			return nil, 0, ctx.Err()
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := &hostCall{key: key, h: h}
+	if h.fails >= HostPauseAfter {
+		now := d.now()
+		switch {
+		case now.Before(h.paused):
+			<-h.slots
+			h.refs--
+			return nil, h.paused.Sub(now), &PausedError{Host: key, Failures: h.fails, Last: h.lastErr, Until: h.paused}
+		case h.probing:
+			<-h.slots
+			h.refs--
+			return nil, d.guard.timeout, nil
+		}
+		h.probing, c.probe = true, true
+	}
+	return c, 0, nil
+}
+
+// leave gives back a slot taken by enter, with the outcome of its call:
+// an answer of any status ends the host's pause, a call that ended with
+// no answer (not cut by ctx) counts towards one.
+func (d *Deliverer) leave(ctx context.Context, c *hostCall, res Result) {
+	h := c.h
+	<-h.slots
+	var retry *retryable
+	d.mu.Lock()
+	if c.probe {
+		h.probing = false
+	}
+	switch {
+	case res.Status != 0:
+		h.fails, h.lastErr, h.paused = 0, "", time.Time{}
+	case res.Err != nil && errors.As(res.Err, &retry) && ctx.Err() == nil:
+		h.fails++
+		h.lastErr = res.Err.Error()
+		if h.fails >= HostPauseAfter {
+			h.paused = d.now().Add(d.wait(h.fails-HostPauseAfter+1, 0))
+		}
+	}
+	d.mu.Unlock()
+	d.unref(c.key, h)
+}
+
+// unref drops a worker's reference to a host, and forgets the host when
+// no worker refers to it and it has no failure to remember.
+func (d *Deliverer) unref(key string, h *hostState) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if h.refs--; h.refs == 0 && h.fails == 0 && d.hosts[key] == h {
+		delete(d.hosts, key)
+	}
+}
+
+// hostKey names the host of a webhook URL as connections see it: the
+// host in lower case and the port, the scheme's when the URL has none.
+func hostKey(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // report hands a result to the hook, once its state is recorded.

@@ -21,8 +21,8 @@ type claimHookStore struct {
 	onClaim atomic.Pointer[func([]store.PushJob)]
 }
 
-func (s *claimHookStore) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
-	jobs, err := s.Store.ClaimPush(ctx, now, lease, limit)
+func (s *claimHookStore) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...store.Scope) ([]store.PushJob, error) {
+	jobs, err := s.Store.ClaimPush(ctx, now, lease, limit, skip...)
 	if f := s.onClaim.Load(); f != nil && len(jobs) > 0 {
 		(*f)(jobs)
 	}

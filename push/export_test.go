@@ -11,3 +11,12 @@ func WithAfterWorkDelay(d time.Duration) DelivererOption {
 		return nil
 	}
 }
+
+// WithDelivererClock sets the Deliverer's clock: the time claims, retries and
+// pauses are reckoned in (calls still time out by the real one).
+func WithDelivererClock(now func() time.Time) DelivererOption {
+	return func(dl *Deliverer) error {
+		dl.now = now
+		return nil
+	}
+}

@@ -89,8 +89,11 @@ type PushQueue interface {
 	// NextAttempt zero or not after now; the ones due longest go first.
 	// Each returned config's NextAttempt becomes now+lease in the store
 	// (and in the returned State), so that no caller, in this process or
-	// another, claims it again before the lease ends.
-	ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]PushJob, error)
+	// another, claims it again before the lease ends. The configs of the
+	// scopes in skip are left out, claimed by nobody: the delivery worker
+	// passes the principals that have their share of its workers, so
+	// that what is claimed is work it can start.
+	ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...Scope) ([]PushJob, error)
 
 	// PushState returns the delivery state of a push config; ErrNotFound
 	// if the config (or its task) does not exist in scope.

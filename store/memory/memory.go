@@ -485,7 +485,7 @@ var (
 )
 
 // ClaimPush implements [store.PushQueue].
-func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...store.Scope) ([]store.PushJob, error) {
 	if err := ctx.Err(); err != nil || limit < 1 {
 		return nil, err
 	}
@@ -501,7 +501,7 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 		for _, e := range r.push {
 			if !e.state.Failing && e.state.Delivered < r.seq {
 				pending = true
-				if e.state.Phase == store.PushDue && !e.state.NextAttempt.After(now) {
+				if e.state.Phase == store.PushDue && !e.state.NextAttempt.After(now) && !slices.Contains(skip, r.scope) {
 					ds = append(ds, due{r, e})
 				}
 			}

@@ -464,11 +464,15 @@ SELECT count(*) FROM v`),
 		// claim, in this process or another, is leasing at this moment;
 		// a config it leased and committed meanwhile is read again once
 		// locked, and dropped, as it is no longer due. The walk follows
-		// push_configs_due and looks each task up by id.
+		// push_configs_due and looks each task up by id. The configs of
+		// the scopes in $4 (tenants) and $5 (owners) are left out: NOT IN
+		// is a filter on the walk (a hashed subplan), where NOT EXISTS
+		// would be planned as an anti join of the whole table.
 		claimPush: r.Replace(`WITH c AS (
 	SELECT p.task_id, p.id, p.next_attempt, t.seq
 	FROM {push_configs} p JOIN {tasks} t ON t.id = p.task_id
 	WHERE NOT p.failing AND p.next_attempt <= $1 AND p.delivered < t.seq
+	AND (p.tenant, p.owner) NOT IN (SELECT * FROM unnest($4::text[], $5::text[]))
 	ORDER BY p.next_attempt, p.task_id, p.id
 	LIMIT $3
 	FOR UPDATE OF p SKIP LOCKED

@@ -112,13 +112,17 @@ func (s *Store) DeletePushConfig(ctx context.Context, scope store.Scope, taskID,
 // ClaimPush implements [store.PushQueue]. One statement picks and leases
 // the configs; rows that concurrent claims hold are skipped, not waited
 // for, so that claimers in several processes share the work.
-func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) (_ []store.PushJob, err error) {
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...store.Scope) (_ []store.PushJob, err error) {
 	defer classifyErr(&err)
 	if err := ctx.Err(); err != nil || limit < 1 {
 		return nil, err
 	}
 	until := now.Add(lease).UnixMilli()
-	rows, err := s.pool.Query(ctx, s.q.claimPush, now.UnixMilli(), until, limit)
+	tenants, owners := make([]string, len(skip)), make([]string, len(skip))
+	for i, sc := range skip {
+		tenants[i], owners[i] = sc.Tenant, sc.Owner
+	}
+	rows, err := s.pool.Query(ctx, s.q.claimPush, now.UnixMilli(), until, limit, tenants, owners)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claiming push configs: %w", err)
 	}

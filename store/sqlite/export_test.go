@@ -84,7 +84,11 @@ func (s *Store) Count(ctx context.Context, scope store.Scope, q store.ListQuery)
 }
 
 // ClaimPushSQL is the statement ClaimPush reads the configs to claim with.
-const ClaimPushSQL = claimPushSQL
+var ClaimPushSQL = claimPushSQL
+
+// ClaimPushQuery is the statement ClaimPush reads with when it skips n
+// scopes.
+func ClaimPushQuery(n int) string { return claimPushQuery(n) }
 
 // OrphansSQL and ExpireSQL are the queries of Orphans and Expire for n
 // states; GetSQL is the one of Get.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
@@ -115,34 +116,70 @@ func decodePush(b []byte, taskID string) (*a2a.TaskPushNotificationConfig, error
 // partial index push_configs_due yields them in that order, and each
 // one's task is a lookup by id. Its arguments are now (unix ms) and the
 // limit.
-const claimPushSQL = `SELECT p.task_id, p.id, p.tenant, p.owner, p.config, p.delivered, p.attempts, p.next_attempt, p.last_error, t.seq
+var claimPushSQL = claimPushQuery(0)
+
+// claimPushQuery is claimPushSQL leaving out the configs of skip scopes:
+// its arguments are now, a tenant and an owner for each of them, and the
+// limit. Few scopes are skipped (those that hold a share of a delivery
+// worker's pool), so a condition per scope is the simplest plan.
+func claimPushQuery(skip int) string {
+	var b strings.Builder
+	b.WriteString(`SELECT p.task_id, p.id, p.tenant, p.owner, p.config, p.delivered, p.attempts, p.next_attempt, p.last_error, t.seq
 	FROM push_configs p CROSS JOIN tasks t ON t.id = p.task_id
-	WHERE p.failing = 0 AND p.next_attempt <= ? AND p.delivered < t.seq
+	WHERE p.failing = 0 AND p.next_attempt <= ? AND p.delivered < t.seq`)
+	for range skip {
+		b.WriteString(" AND NOT (p.tenant = ? AND p.owner = ?)")
+	}
+	b.WriteString(`
 	ORDER BY p.next_attempt, p.task_id, p.id
-	LIMIT ?`
+	LIMIT ?`)
+	return b.String()
+}
+
+// claimArgs are the arguments of claimPushQuery(len(skip)).
+func claimArgs(now int64, skip []store.Scope, limit int) []any {
+	args := make([]any, 0, 2+2*len(skip))
+	args = append(args, now)
+	for _, sc := range skip {
+		args = append(args, sc.Tenant, sc.Owner)
+	}
+	return append(args, limit)
+}
 
 // ClaimPush implements [store.PushQueue]. The configs are read and leased
 // in one write transaction, which no other writer, in this process or
 // another, can interleave with. A read first checks that there is
 // something to claim, so that idle polling costs the writer nothing.
-func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]store.PushJob, error) {
+func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duration, limit int, skip ...store.Scope) ([]store.PushJob, error) {
 	if err := ctx.Err(); err != nil || limit < 1 {
 		return nil, err
 	}
 	nowMS, until := now.UnixMilli(), now.Add(lease).UnixMilli()
 	var n int
-	if err := s.rs.pushDue.QueryRowContext(ctx, nowMS, 1).Scan(&n); err != nil {
+	var err error
+	if len(skip) == 0 {
+		err = s.rs.pushDue.QueryRowContext(ctx, nowMS, 1).Scan(&n)
+	} else {
+		err = s.rdb.QueryRowContext(ctx, "SELECT count(*) FROM ("+claimPushQuery(len(skip))+")", claimArgs(nowMS, skip, 1)...).Scan(&n)
+	}
+	if err != nil {
 		return nil, s.readErr(fmt.Errorf("sqlite: looking for push configs to claim: %w", err))
 	}
 	if n == 0 {
 		return nil, nil
 	}
 	var jobs []store.PushJob
-	err := s.write(ctx, false, func(w *wtx) error {
+	err = s.write(ctx, false, func(w *wtx) error {
 		jobs = jobs[:0]
 		type key struct{ taskID, id string }
 		var keys []key
-		rows, err := w.stmt(s.ws.claimPush).QueryContext(w.ctx, nowMS, limit)
+		var rows *sql.Rows
+		var err error
+		if len(skip) == 0 {
+			rows, err = w.stmt(s.ws.claimPush).QueryContext(w.ctx, nowMS, limit)
+		} else {
+			rows, err = w.query(claimPushQuery(len(skip)), claimArgs(nowMS, skip, limit)...)
+		}
 		if err != nil {
 			return err
 		}

@@ -17,8 +17,21 @@ import (
 // task up by id: no scan of the tasks, no sort.
 func TestClaimPushUsesIndex(t *testing.T) {
 	s := openStore(t, newPath(t), sqlite.Options{})
-	for _, q := range []string{sqlite.ClaimPushSQL, "SELECT count(*) FROM (" + sqlite.ClaimPushSQL + ")"} {
-		plan, err := s.QueryPlan(t.Context(), q, time.Now().UnixMilli(), 10)
+	// With no scope skipped, and with two (the delivery worker skips the
+	// principals that hold their share of its workers).
+	skip := sqlite.ClaimPushQuery(2)
+	for _, c := range []struct {
+		q    string
+		args []any
+	}{
+		{sqlite.ClaimPushSQL, nil},
+		{"SELECT count(*) FROM (" + sqlite.ClaimPushSQL + ")", nil},
+		{skip, []any{"t", "o", "u", "p"}},
+		{"SELECT count(*) FROM (" + skip + ")", []any{"t", "o", "u", "p"}},
+	} {
+		q := c.q
+		args := append(append([]any{time.Now().UnixMilli()}, c.args...), 10)
+		plan, err := s.QueryPlan(t.Context(), q, args...)
 		if err != nil {
 			t.Fatalf("EXPLAIN QUERY PLAN %s: %v", q, err)
 		}

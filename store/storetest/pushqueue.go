@@ -264,6 +264,37 @@ func testPushQueueOrder(t *testing.T, s store.Store) {
 	checkClaimed(t, "none left", mustClaim(t, q, pushNow, 10))
 }
 
+// testPushQueueSkip: ClaimPush leaves out the configs of the scopes it is
+// told to skip, in every field of the scope, and claims nothing of them:
+// they are handed out once no longer skipped.
+func testPushQueueSkip(t *testing.T, s store.Store) {
+	q := pushQueue(t, s)
+	scopes := append([]store.Scope{scopeA}, foreignScopes...)
+	for i, sc := range scopes {
+		taskID := fmt.Sprintf("task-%d", i)
+		task := newTask(taskID, "ctx-1", a2a.TaskStateSubmitted, at(i))
+		create(t, s, sc, task)
+		mustPut(t, s, sc, pushConfig(taskID, "cfg", "https://example.com/"+taskID))
+		grow(t, s, sc, task, 1, 1)
+	}
+	claim := func(skip ...store.Scope) []store.PushJob {
+		t.Helper()
+		jobs, err := q.ClaimPush(t.Context(), pushNow, pushLease, 10, skip...)
+		if err != nil {
+			t.Fatalf("ClaimPush skipping %v: %v", skip, err)
+		}
+		return jobs
+	}
+	// scopeA and scopeOwner differ in the owner only, scopeTenant in the
+	// tenant only: skipping one leaves the others.
+	checkClaimedSet(t, "skipping all", claim(scopes...))
+	checkClaimedSet(t, "skipping all but scopeOwner", claim(scopeA, scopeTenant, scopeNoOwner, scopeNoTenant), "task-2/cfg")
+	checkClaimedSet(t, "skipping scopeA and a scope with no config", claim(scopeA, store.Scope{Tenant: "t9", Owner: "zed"}),
+		"task-1/cfg", "task-3/cfg", "task-4/cfg")
+	checkClaimedSet(t, "skipping nothing", claim(), "task-0/cfg")
+	checkClaimedSet(t, "all leased", claim())
+}
+
 // testPushQueueSetState: SetPushState moves a config on only from the
 // Delivered its caller read, only in scope, and keeps every field.
 func testPushQueueSetState(t *testing.T, s store.Store) {

@@ -85,6 +85,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PushQueueNew", testPushQueueNew},
 		{"PushQueueNoWork", testPushQueueNoWork},
 		{"PushQueueOrder", testPushQueueOrder},
+		{"PushQueueSkip", testPushQueueSkip},
 		{"PushQueueSetState", testPushQueueSetState},
 		{"PushQueueReplace", testPushQueueReplace},
 		{"PushQueueDelete", testPushQueueDelete},

@@ -61,6 +61,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -425,8 +426,16 @@ func callError(ctx context.Context, method string, err error) error {
 	if !ok {
 		return fmt.Errorf("grpcclient: %s: %w", method, err)
 	}
-	if cerr := ctx.Err(); cerr != nil && (st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded) {
-		return fmt.Errorf("grpcclient: %s: %w", method, cerr)
+	if st.Code() == codes.Canceled || st.Code() == codes.DeadlineExceeded {
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("grpcclient: %s: %w", method, cerr)
+		}
+		// The server ends the call at the deadline the call carried
+		// (grpc-timeout), and its answer may arrive before ctx's own
+		// timer has fired: past the deadline, it is still the caller's.
+		if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+			return fmt.Errorf("grpcclient: %s: %w", method, context.DeadlineExceeded)
+		}
 	}
 	if st.Code() == codes.Unavailable && len(st.Proto().GetDetails()) == 0 {
 		return fmt.Errorf("grpcclient: %s: %w", method, err)

@@ -44,7 +44,7 @@ func (c *Client) GetExtendedAgentCard(ctx context.Context) (*a2a.AgentCard, erro
 		return nil, err
 	}
 	card := new(a2a.AgentCard)
-	if err := a2a.Unmarshal(raw, card); err != nil {
+	if err := unmarshal(raw, card); err != nil {
 		return nil, invalidResponseCause(err, "GetExtendedAgentCard: malformed card: %v", err)
 	}
 	if err := validateCard(card); err != nil {

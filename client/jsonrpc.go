@@ -77,6 +77,9 @@ func decodeRPC(o op, httpStatus int, data []byte, id int64, out any) error {
 		}
 		return invalidResponseCause(err, "%s: the response is not a JSON-RPC response: %v", o, err)
 	}
+	if err := a2a.CheckMembers(data, &r); err != nil {
+		return invalidResponseCause(err, "%s: malformed JSON-RPC response: %v", o, err)
+	}
 	if httpStatus != http.StatusOK && r.JSONRPC != "2.0" {
 		// Not a JSON-RPC answer: something in front of the endpoint (an
 		// authentication layer, a gateway) refused the request, often
@@ -102,7 +105,7 @@ func decodeRPC(o op, httpStatus int, data []byte, id int64, out any) error {
 	if bytes.Equal(bytes.TrimSpace(r.Result), []byte("null")) {
 		return invalidResponse("%s: the result is null", o)
 	}
-	if err := a2a.Unmarshal(r.Result, out); err != nil {
+	if err := unmarshal(r.Result, out); err != nil {
 		return invalidResponseCause(err, "%s: malformed result: %v", o, err)
 	}
 	return nil

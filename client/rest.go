@@ -205,7 +205,7 @@ func (t *restTransport) call(ctx context.Context, o op, req, out any) error {
 	if out == nil {
 		return nil
 	}
-	if err := a2a.Unmarshal(data, out); err != nil {
+	if err := unmarshal(data, out); err != nil {
 		return invalidResponseCause(err, "%s: malformed response: %v", o, err)
 	}
 	return nil

@@ -103,10 +103,21 @@ func (s *eventStream) close() {
 	}
 }
 
+// unmarshal decodes an agent's ProtoJSON into out as [a2a.Unmarshal] does
+// and refuses what a strict reader would ([a2a.CheckMembers]): a member
+// given twice, or matching a field only when case is ignored, reads as
+// another answer to a reader that takes the first or the exact member.
+func unmarshal(data []byte, out any) error {
+	if err := a2a.Unmarshal(data, out); err != nil {
+		return err
+	}
+	return a2a.CheckMembers(data, out)
+}
+
 // decodeStreamResponse decodes one StreamResponse.
 func decodeStreamResponse(op string, data []byte) (a2a.Event, error) {
 	var sr a2a.StreamResponse
-	if err := a2a.Unmarshal(data, &sr); err != nil {
+	if err := unmarshal(data, &sr); err != nil {
 		return nil, invalidResponseCause(err, "%s: malformed stream event: %v", op, err)
 	}
 	return sr.Event, nil

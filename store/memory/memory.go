@@ -32,6 +32,9 @@ type Store struct {
 	// withPush holds the tasks that have push configs, so that ClaimPush
 	// does not scan every task. Guarded by mu.
 	withPush map[string]*record
+	// dueSeq counts the times a config became due at once (registered,
+	// woken, released), its pushEntry.since. Guarded by mu.
+	dueSeq uint64
 
 	msgs messages // client message ids (messages.go), guarded by mu
 
@@ -42,6 +45,15 @@ type Store struct {
 type pushEntry struct {
 	cfg   *a2a.TaskPushNotificationConfig
 	state store.PushState
+	// since orders the configs due at once: the Store's dueSeq when this
+	// one last became so. ClaimPush hands out the longest waiting first.
+	since uint64
+}
+
+// due records that e is due at once from now on. Callers hold s.mu.
+func (s *Store) due(e *pushEntry) {
+	s.dueSeq++
+	e.since = s.dueSeq
 }
 
 type record struct {
@@ -261,6 +273,7 @@ func (s *Store) extendLocked(r *record, scope store.Scope, taskID string, events
 	for _, e := range r.push {
 		if e.state.Phase == store.PushIdle {
 			e.state.Phase = store.PushDue // the log grew: wake it
+			s.due(e)
 		}
 	}
 	return nil
@@ -412,6 +425,7 @@ func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.T
 		e.state = store.PushState{Delivered: e.state.Delivered}
 	}
 	e.cfg = cfg
+	s.due(e)
 	if s.withPush == nil {
 		s.withPush = make(map[string]*record)
 	}
@@ -517,6 +531,11 @@ func (s *Store) ClaimPush(ctx context.Context, now time.Time, lease time.Duratio
 		if c := a.e.state.NextAttempt.Compare(b.e.state.NextAttempt); c != 0 {
 			return c
 		}
+		if a.e.state.NextAttempt.IsZero() { // both due at once: FIFO
+			if c := cmp.Compare(a.e.since, b.e.since); c != 0 {
+				return c
+			}
+		}
 		return cmp.Or(cmp.Compare(a.e.cfg.TaskID, b.e.cfg.TaskID), cmp.Compare(a.e.cfg.ID, b.e.cfg.ID))
 	})
 	ds = ds[:min(limit, len(ds))]
@@ -553,6 +572,9 @@ func (s *Store) SetPushState(ctx context.Context, scope store.Scope, taskID, id 
 		return fmt.Errorf("push config %q of task %q is at seq %d, not %d: %w", id, taskID, e.state.Delivered, prev, store.ErrConflict)
 	}
 	e.state = st
+	if st.Phase == store.PushDue && st.NextAttempt.IsZero() {
+		s.due(e)
+	}
 	return nil
 }
 

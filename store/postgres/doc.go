@@ -118,7 +118,8 @@
 //   - push_configs(task_id, id, tenant, owner, config, delivered,
 //     attempts, next_attempt, failing, last_error): webhook configs, with
 //     their task's scope and their delivery state (store.PushState;
-//     next_attempt in unix milliseconds, 0 for at once). ClaimPush walks
+//     next_attempt in unix milliseconds, negative for at once, ordered
+//     by when it became due: pushcode.DueSince). ClaimPush walks
 //     the partial index push_configs_due (next_attempt, task_id, id) of the
 //     configs that are not failing, joins each to its task by id, and
 //     leases the rows it locks in one statement (FOR UPDATE SKIP LOCKED):

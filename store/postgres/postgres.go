@@ -324,7 +324,8 @@ SELECT snap_bytes FROM t`),
 		// the snapshot is at seq, here $4.
 		//
 		// w wakes the task's idle push configs (next_attempt $14 is
-		// pushcode.IdleMS, the store.PushIdle phase). It updates every config of the task, not only
+		// pushcode.IdleMS, the store.PushIdle phase; $18 is
+		// pushcode.DueSince now, due at once). It updates every config of the task, not only
 		// the idle ones: the statement reads push_configs as of its
 		// start, and a config that a worker made idle after that (or is
 		// making idle, holding its row) would not match a test of
@@ -365,7 +366,7 @@ SELECT snap_bytes FROM t`),
 	CROSS JOIN LATERAL (VALUES (t.old_state, -1), ($6, 1)) AS x(state, delta)
 	WHERE t.old_state <> $6
 ), w AS (
-	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $14 THEN 0 ELSE next_attempt END
+	UPDATE {push_configs} SET next_attempt = CASE WHEN next_attempt = $14 THEN $18::bigint ELSE next_attempt END
 	WHERE task_id IN (SELECT id FROM t)
 ), m AS (
 	INSERT INTO {messages} (tenant, owner, id, task_id, digest, created)
@@ -399,12 +400,13 @@ SELECT (SELECT snap_bytes FROM t), (SELECT tail_bytes FROM t),
 		// config is in (and then deletes it too), or makes the insert see
 		// the task gone. A new config starts at its task's last seq; a
 		// replaced one keeps its delivered and starts afresh otherwise.
-		putPush: r.Replace(`INSERT INTO {push_configs} (task_id, id, tenant, owner, config, delivered)
-	SELECT t.id, $4, t.tenant, t.owner, $5, t.seq FROM {tasks} t
+		// $6: due at once (pushcode.DueSince).
+		putPush: r.Replace(`INSERT INTO {push_configs} (task_id, id, tenant, owner, config, delivered, next_attempt)
+	SELECT t.id, $4, t.tenant, t.owner, $5, t.seq, $6 FROM {tasks} t
 	WHERE t.id = $1 AND t.tenant = $2 AND t.owner = $3
 	FOR KEY SHARE
 	ON CONFLICT (task_id, id) DO UPDATE SET config = EXCLUDED.config,
-		attempts = 0, next_attempt = 0, failing = false, last_error = ''`),
+		attempts = 0, next_attempt = EXCLUDED.next_attempt, failing = false, last_error = ''`),
 		getPush: r.Replace(`SELECT config FROM {push_configs} WHERE task_id = $1 AND tenant = $2 AND owner = $3 AND id = $4`),
 		// One row with a NULL config when the task has none to return.
 		listPush: r.Replace(`SELECT p.config FROM {tasks} t

@@ -26,7 +26,7 @@ func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.T
 	if err != nil {
 		return fmt.Errorf("postgres: encoding push config %q of task %q: %w", cfg.ID, cfg.TaskID, err)
 	}
-	tag, err := s.pool.Exec(ctx, s.q.putPush, cfg.TaskID, scope.Tenant, scope.Owner, cfg.ID, b)
+	tag, err := s.pool.Exec(ctx, s.q.putPush, cfg.TaskID, scope.Tenant, scope.Owner, cfg.ID, b, pushcode.DueSince(time.Now()))
 	if err != nil {
 		return fmt.Errorf("postgres: storing push config %q of task %q: %w", cfg.ID, cfg.TaskID, err)
 	}

@@ -86,7 +86,7 @@ func (s *Store) prepareAppend(scope store.Scope, taskID string, after int64, eve
 	}
 	r.sql = s.q.append
 	r.args = []any{taskID, scope.Tenant, scope.Owner, after, task.ContextID, int32(st.State), st.Timestamp.UnixMilli(), last, s.self.ID, snap,
-		seqs, payloads, tail, pushcode.IdleMS, msgIDs, digests, time.Now().UnixMilli()}
+		seqs, payloads, tail, pushcode.IdleMS, msgIDs, digests, time.Now().UnixMilli(), pushcode.DueSince(time.Now())}
 	return r, nil
 }
 

@@ -94,7 +94,8 @@
 //   - push_configs(task_id, id, tenant, owner, config, delivered,
 //     attempts, next_attempt, failing, last_error): webhook configs, with
 //     their task's scope and their delivery state (store.PushState;
-//     next_attempt in unix milliseconds, 0 for at once). The partial index
+//     next_attempt in unix milliseconds, negative for at once, ordered
+//     by when it became due: pushcode.DueSince). The partial index
 //     push_configs_due (next_attempt, task_id, id) of the configs that are
 //     not failing gives ClaimPush the due configs in order, each joined to
 //     its task by id to compare delivered with the task's seq; ClaimPush

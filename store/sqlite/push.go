@@ -25,7 +25,7 @@ func (s *Store) PutPushConfig(ctx context.Context, scope store.Scope, cfg *a2a.T
 		return fmt.Errorf("sqlite: encoding push config %q of task %q: %w", cfg.ID, cfg.TaskID, err)
 	}
 	return s.write(ctx, false, func(w *wtx) error {
-		n, err := affected(w.exec(s.ws.putPush, cfg.ID, b, cfg.TaskID, scope.Tenant, scope.Owner))
+		n, err := affected(w.exec(s.ws.putPush, cfg.ID, b, pushcode.DueSince(time.Now()), cfg.TaskID, scope.Tenant, scope.Owner))
 		if err != nil {
 			return fmt.Errorf("sqlite: storing push config %q of task %q: %w", cfg.ID, cfg.TaskID, err)
 		}

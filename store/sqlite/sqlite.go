@@ -545,10 +545,11 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 
 		// A new config starts at its task's last seq; a replaced one
 		// keeps its delivered and starts afresh otherwise.
-		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config, delivered)
-	SELECT id, ?, tenant, owner, ?, seq FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
+		// next_attempt: due at once (pushcode.DueSince).
+		{&ws.putPush, `INSERT INTO push_configs (task_id, id, tenant, owner, config, delivered, next_attempt)
+	SELECT id, ?, tenant, owner, ?, seq, ? FROM tasks WHERE id = ? AND tenant = ? AND owner = ?
 	ON CONFLICT (task_id, id) DO UPDATE SET config = excluded.config,
-		attempts = 0, next_attempt = 0, failing = 0, last_error = ''`},
+		attempts = 0, next_attempt = excluded.next_attempt, failing = 0, last_error = ''`},
 		{&ws.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 		{&ws.taskInScope, `SELECT count(*) FROM tasks WHERE id = ? AND tenant = ? AND owner = ?`},
 		{&ws.claimPush, claimPushSQL},
@@ -558,9 +559,9 @@ func (ws *writeStmts) prepare(ctx context.Context, db *sql.DB) error {
 	WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ? AND delivered = ?`},
 		{&ws.pushDelivered, `SELECT delivered FROM push_configs WHERE task_id = ? AND tenant = ? AND owner = ? AND id = ?`},
 		// Append wakes the task's idle configs (next_attempt ?2 is
-		// pushcode.IdleMS, the store.PushIdle phase): a range of the primary key, empty for most
-		// tasks.
-		{&ws.wakePush, `UPDATE push_configs SET next_attempt = 0 WHERE task_id = ?1 AND next_attempt = ?2`},
+		// pushcode.IdleMS, the store.PushIdle phase; ?3 pushcode.DueSince
+		// now): a range of the primary key, empty for most tasks.
+		{&ws.wakePush, `UPDATE push_configs SET next_attempt = ?3 WHERE task_id = ?1 AND next_attempt = ?2`},
 
 		{&ws.deleteTask, `DELETE FROM tasks WHERE rid = ?`},
 		{&ws.deleteSnapshot, `DELETE FROM snapshots WHERE rid = ?`},

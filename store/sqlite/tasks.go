@@ -210,7 +210,7 @@ func (s *Store) appendTx(w *wtx, a *appendReq) error {
 		// The log grew: wake the task's idle push configs, in the
 		// same transaction (and savepoint) as the events. A new
 		// task has no configs.
-		if _, err := w.exec(s.ws.wakePush, a.taskID, pushcode.IdleMS); err != nil {
+		if _, err := w.exec(s.ws.wakePush, a.taskID, pushcode.IdleMS, pushcode.DueSince(time.Now())); err != nil {
 			return fmt.Errorf("sqlite: waking the push configs of task %q: %w", a.taskID, err)
 		}
 	}

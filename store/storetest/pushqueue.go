@@ -590,3 +590,55 @@ func testPushQueueIdle(t *testing.T, s store.Store) {
 	checkClaimed(t, "when the leases end", mustClaim(t, q, now.Add(pushLease), 10), "task-1/idle", "task-1/leased")
 	checkClaimed(t, "at the retry", mustClaim(t, q, now.Add(time.Hour), 10), "task-1/idle", "task-1/leased", "task-1/retry")
 }
+
+// testPushQueueFIFO: of the configs due at once, ClaimPush hands out
+// first the one that has waited longest (since it was registered, woken
+// by an Append, or released), whatever its task id: under steady load a
+// claim takes only some of them, and an order by id would starve the
+// configs of the tasks whose ids sort last.
+func testPushQueueFIFO(t *testing.T, s store.Store) {
+	q := pushQueue(t, s)
+	// tick waits until the clock has moved on, so that what follows is
+	// later than what came before even for a store that keeps time.
+	tick := func() {
+		for t0 := time.Now(); !time.Now().After(t0.Add(time.Millisecond)); {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	tasks := map[string]*a2a.Task{}
+	seqs := map[string]int64{}
+	for i, id := range []string{"task-z", "task-a"} { // registered z first
+		task := newTask(id, "ctx-1", a2a.TaskStateSubmitted, at(i))
+		create(t, s, scopeA, task)
+		mustPut(t, s, scopeA, pushConfig(id, "cfg", "https://example.com/"+id))
+		tasks[id], seqs[id] = grow(t, s, scopeA, task, 1, 1)
+		tick()
+	}
+	checkClaimed(t, "registered z, then a", mustClaim(t, q, pushNow, 1), "task-z/cfg")
+	checkClaimed(t, "then", mustClaim(t, q, pushNow, 1), "task-a/cfg")
+
+	// Both caught up and idle; a's log grows first, then z's.
+	for _, id := range []string{"task-a", "task-z"} {
+		mustSetPush(t, q, scopeA, id, "cfg", 1, store.PushState{Delivered: seqs[id], Phase: store.PushIdle})
+	}
+	for _, id := range []string{"task-a", "task-z"} {
+		tasks[id], seqs[id] = grow(t, s, scopeA, tasks[id], seqs[id], 1)
+		tick()
+	}
+	checkClaimed(t, "woken a, then z", mustClaim(t, q, pushNow, 1), "task-a/cfg")
+
+	// a is released (due at once again, nothing delivered) after z was
+	// woken: z first.
+	release := func(id string) {
+		t.Helper()
+		mustSetPush(t, q, scopeA, id, "cfg", seqs[id]-1, store.PushState{Delivered: seqs[id] - 1})
+	}
+	release("task-a")
+	checkClaimed(t, "woken z, then released a", mustClaim(t, q, pushNow, 1), "task-z/cfg")
+	checkClaimed(t, "then", mustClaim(t, q, pushNow, 1), "task-a/cfg")
+	// Released in the order z, a: z first.
+	release("task-z")
+	tick()
+	release("task-a")
+	checkClaimed(t, "released z, then a", mustClaim(t, q, pushNow, 2), "task-z/cfg", "task-a/cfg")
+}

@@ -86,6 +86,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PushQueueNoWork", testPushQueueNoWork},
 		{"PushQueueOrder", testPushQueueOrder},
 		{"PushQueueSkip", testPushQueueSkip},
+		{"PushQueueFIFO", testPushQueueFIFO},
 		{"PushQueueSetState", testPushQueueSetState},
 		{"PushQueueReplace", testPushQueueReplace},
 		{"PushQueueDelete", testPushQueueDelete},

@@ -1,8 +1,11 @@
 // Package pushcode is how the SQL stores keep a push config's delivery
-// state in one next_attempt column: unix milliseconds, 0 for at once, and
-// for the idle and parked phases two dates no retry reaches, so that
-// "next_attempt <= now" claims only the configs that are due, on the
-// column's index, and Append wakes idle configs by that value alone.
+// state in one next_attempt column: unix milliseconds of the next
+// attempt; for a config due at once, a negative value that orders such
+// configs by when they became due ([DueSince]); and for the idle and
+// parked phases two dates no retry reaches. So "next_attempt <= now"
+// claims only the configs that are due, on the column's index, the
+// longest waiting first, and Append wakes idle configs by that value
+// alone.
 package pushcode
 
 import (
@@ -17,13 +20,28 @@ const (
 	ParkedMS int64 = 253370764800000 // 9999-01-01T00:00:00Z
 )
 
-// NextAttempt is the next_attempt column of st.
+// dueOffset puts the values of [DueSince] below every date.
+const dueOffset int64 = 1 << 62
+
+// DueSince is the next_attempt of a config due at once since t: t in unix
+// microseconds less 2^62, negative. "next_attempt <= now" holds for it
+// whatever the claimer's clock (another replica's, a test's), and among
+// such configs the column's order is the order they became due in, so
+// that a claim that takes only some of them starves none (an order by
+// task id would pass over the same tasks each time).
+func DueSince(t time.Time) int64 { return t.UnixMicro() - dueOffset }
+
+// NextAttempt is the next_attempt column of st; a config due at once is
+// due since now.
 func NextAttempt(st store.PushState) int64 {
 	switch st.Phase {
 	case store.PushIdle:
 		return IdleMS
 	case store.PushParked:
 		return ParkedMS
+	}
+	if st.NextAttempt.IsZero() {
+		return DueSince(time.Now())
 	}
 	return Millis(st.NextAttempt)
 }
@@ -37,7 +55,9 @@ func SetNextAttempt(st *store.PushState, ms int64) {
 	case ParkedMS:
 		st.Phase = store.PushParked
 	default:
-		st.NextAttempt = Time(ms)
+		if ms > 0 { // else due at once (0, or DueSince)
+			st.NextAttempt = Time(ms)
+		}
 	}
 }
 

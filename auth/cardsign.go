@@ -424,9 +424,9 @@ func (v *CardVerifier) verifyOne(ctx context.Context, algs []string, payload []b
 		}
 		return res, fmt.Errorf("%w: no %s key with kid %q %s", ErrCardKeyUnknown, h.Alg, h.KeyID, where)
 	}
-	input := signingInput(sig.Protected, payload)
 	for _, k := range keys {
-		if err := jose.Verify(algs, h.Alg, k, input, raw); err == nil {
+		// A detached JWS, parsed and verified by go-jose.
+		if err := jose.VerifyDetached(algs, h.Alg, k, sig.Protected, payload, raw); err == nil {
 			return res, nil
 		}
 	}

@@ -120,7 +120,7 @@ func NewSigner(kid string, key *ecdsa.PrivateKey, opts ...SignerOption) (*Signer
 	}
 	if kid == "" {
 		var err error
-		if kid, err = thumbprint(&key.PublicKey); err != nil {
+		if kid, err = jose.Thumbprint(&key.PublicKey); err != nil {
 			return nil, fmt.Errorf("push: signer: %w", err)
 		}
 	}
@@ -230,15 +230,3 @@ func (s *Signer) SignRequest(req *http.Request, taskID string, body []byte, now 
 func (s *Signer) JWKSHandler() http.Handler { return jose.JWKSHandler(s.JWKS()) }
 
 var b64 = base64.RawURLEncoding
-
-// thumbprint is the RFC 7638 JWK thumbprint of a P-256 key: base64url of
-// the SHA-256 of {"crv","kty","x","y"} in that order, no spaces.
-func thumbprint(pub *ecdsa.PublicKey) (string, error) {
-	pt, err := pub.Bytes()
-	if err != nil {
-		return "", err
-	}
-	canon := `{"crv":"P-256","kty":"EC","x":"` + b64.EncodeToString(pt[1:33]) + `","y":"` + b64.EncodeToString(pt[33:]) + `"}`
-	sum := sha256.Sum256([]byte(canon))
-	return b64.EncodeToString(sum[:]), nil
-}

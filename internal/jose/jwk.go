@@ -1,7 +1,6 @@
 package jose
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -10,7 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
+
+	gojose "github.com/go-jose/go-jose/v4"
 )
 
 // Key is a verification key: Public is an *ecdsa.PublicKey on P-256, an
@@ -73,31 +73,19 @@ func (ks *KeySet) Find(kid, alg string) []Key {
 	return out
 }
 
-// jwk is the JSON form of one key (RFC 7517 §4, RFC 7518 §6, RFC 8037 §2).
-type jwk struct {
-	Kty string `json:"kty"`
-	Use string `json:"use,omitempty"`
-	Alg string `json:"alg,omitempty"`
-	Kid string `json:"kid,omitempty"`
-	Crv string `json:"crv,omitempty"`
-	X   string `json:"x,omitempty"`
-	Y   string `json:"y,omitempty"`
-	N   string `json:"n,omitempty"`
-	E   string `json:"e,omitempty"`
-	K   string `json:"k,omitempty"`
-	D   string `json:"d,omitempty"`
-}
-
-// ParseJWKS parses a JWK set. Keys this package cannot use are skipped:
+// ParseJWKS parses a JWK set; go-jose decodes each key, and this package's
+// policy decides which to keep. Keys this package cannot use are skipped:
 // another kty (oct keys among them: a shared secret has no place in a
-// published set), another crv, a use other than "sig", an alg other than
-// ES256, RS256 or EdDSA. A usable key type with bad parameters (a point
-// off the curve, an RSA key under [MinRSABits] bits, bad base64url, an alg
-// that does not fit the type) is skipped too, and named with the reason in
-// KeySet.Skipped: one legacy or broken key must not take down the keys
-// beside it. A private key ("d") is an error: a JWKS served by an issuer
-// must hold public keys only, and one that does has leaked its secrets. A
-// set with no usable key is not an error; Find finds nothing in it.
+// published set), another crv (only P-256 and Ed25519), a use other than
+// "sig", an alg other than ES256, RS256 or EdDSA. A usable key type with
+// bad parameters (a point off the curve, an RSA key under [MinRSABits]
+// bits or over go-jose's 4096, an alg that does not fit the type, members
+// that are not canonical base64url or appear twice) is skipped too, and
+// named with the reason in KeySet.Skipped: one legacy or broken key must
+// not take down the keys beside it. A private key ("d") is an error: a
+// JWKS served by an issuer must hold public keys only, and one that does
+// has leaked its secrets. A set with no usable key is not an error; Find
+// finds nothing in it.
 func ParseJWKS(data []byte) (*KeySet, error) {
 	var set struct {
 		Keys []json.RawMessage `json:"keys"`
@@ -110,170 +98,155 @@ func ParseJWKS(data []byte) (*KeySet, error) {
 	}
 	ks := &KeySet{}
 	for i, raw := range set.Keys {
-		var j jwk
-		if err := json.Unmarshal(raw, &j); err != nil {
-			return nil, fmt.Errorf("jose: JWKS: key %d: %v", i, err)
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+			return nil, fmt.Errorf("jose: JWKS: key %d is not a JSON object", i)
+		}
+		var p jwkParams
+		for name, dst := range map[string]*string{"kty": &p.kty, "use": &p.use, "alg": &p.alg, "kid": &p.kid, "crv": &p.crv} {
+			if v, ok := members[name]; ok {
+				if err := json.Unmarshal(v, dst); err != nil {
+					return nil, fmt.Errorf("jose: JWKS: key %d: %q is not a string", i, name)
+				}
+			}
 		}
 		name := fmt.Sprintf("key %d", i)
-		if j.Kid != "" {
-			name = fmt.Sprintf("key %d (kid %q)", i, j.Kid)
+		if p.kid != "" {
+			name = fmt.Sprintf("key %d (kid %q)", i, p.kid)
 		}
-		if j.Use != "" && j.Use != "sig" {
+		if p.use != "" && p.use != "sig" {
 			continue
 		}
-		if j.Alg != "" && j.Alg != ES256 && j.Alg != RS256 && j.Alg != EdDSA {
+		if p.alg != "" && p.alg != ES256 && p.alg != RS256 && p.alg != EdDSA {
 			continue
 		}
-		if j.D != "" {
+		if _, ok := members["d"]; ok {
 			return nil, fmt.Errorf("jose: JWKS: %s: the key is private (has \"d\"); publish public keys only", name)
 		}
-		k, ok, err := j.key()
+		k, ok, err := p.key(raw)
 		if err != nil {
 			ks.Skipped = append(ks.Skipped, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
-		if !ok {
-			continue
+		if ok {
+			ks.Keys = append(ks.Keys, k)
 		}
-		ks.Keys = append(ks.Keys, k)
 	}
 	return ks, nil
 }
 
-// key builds the verification key of j; ok is false for a key type or
-// curve this package does not use.
-func (j jwk) key() (k Key, ok bool, err error) {
-	k = Key{KeyID: j.Kid, Alg: j.Alg}
-	fits := func(alg string) error {
-		if j.Alg != "" && j.Alg != alg {
-			return fmt.Errorf("alg %s does not fit a %s key", j.Alg, j.Kty)
-		}
-		if j.D != "" {
-			return errors.New("the key is private (has \"d\"); publish public keys only")
-		}
-		return nil
+// jwkParams are the members of a JWK that decide whether this package uses
+// it (RFC 7517 §4).
+type jwkParams struct{ kty, use, alg, kid, crv string }
+
+// key has go-jose decode raw, the JWK of p, and checks the key against this
+// package's policy; ok is false for a key type or curve this package does
+// not use.
+func (p jwkParams) key(raw []byte) (k Key, ok bool, err error) {
+	var alg string
+	var coords []string // the members holding the key, base64url
+	switch {
+	case p.kty == "EC" && p.crv == "P-256":
+		alg, coords = ES256, []string{"x", "y"}
+	case p.kty == "RSA":
+		alg, coords = RS256, []string{"n", "e"}
+	case p.kty == "OKP" && p.crv == "Ed25519":
+		alg, coords = EdDSA, []string{"x"}
+	default:
+		return Key{}, false, nil
 	}
-	switch j.Kty {
-	case "EC":
-		if j.Crv != "P-256" {
-			return Key{}, false, nil
+	if p.alg != "" && p.alg != alg {
+		return Key{}, false, fmt.Errorf("alg %s does not fit a %s key", p.alg, p.kty)
+	}
+	// go-jose refuses duplicate members too; decodeObject says which, and
+	// checks that the members are canonical base64url, which go-jose does
+	// not.
+	members, err := decodeObject(raw)
+	if err != nil {
+		return Key{}, false, err
+	}
+	for _, c := range coords {
+		if s, ok := members[c].(string); ok {
+			if _, err := decode(s); err != nil {
+				return Key{}, false, fmt.Errorf("%q: %v", c, err)
+			}
 		}
-		if err := fits(ES256); err != nil {
-			return Key{}, false, err
+	}
+	var jk gojose.JSONWebKey
+	if err := jk.UnmarshalJSON(raw); err != nil {
+		if p.kty == "RSA" && errors.Is(err, gojose.ErrUnsupportedKeyType) {
+			return Key{}, false, fmt.Errorf("the RSA modulus has more than the %d bits go-jose accepts", gojose.MaxRSAModulusBits)
 		}
-		x, err1 := decodeFixed("x", j.X, 32)
-		y, err2 := decodeFixed("y", j.Y, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return Key{}, false, err
+		return Key{}, false, errors.New(goJoseText(err))
+	}
+	k = Key{KeyID: jk.KeyID, Alg: jk.Algorithm, Public: jk.Key}
+	switch pub := jk.Key.(type) {
+	case *ecdsa.PublicKey:
+		if alg == ES256 && pub.Curve == elliptic.P256() {
+			return k, true, nil
 		}
-		// The uncompressed point form lets ecdh check it is on the curve.
-		pt := append(append([]byte{4}, x...), y...)
-		pub, err := ecdsaFromPoint(pt)
-		if err != nil {
-			return Key{}, false, err
+	case *rsa.PublicKey:
+		if alg != RS256 {
+			break
 		}
-		k.Public = pub
-	case "RSA":
-		if err := fits(RS256); err != nil {
-			return Key{}, false, err
-		}
-		n, err := decode(j.N)
-		if err != nil || len(n) == 0 || n[0] == 0 {
-			return Key{}, false, errors.New(`"n" is not a base64url unsigned integer without leading zeros`)
-		}
-		e, err := decode(j.E)
-		if err != nil || len(e) == 0 || len(e) > 4 || e[0] == 0 {
-			return Key{}, false, errors.New(`"e" is not a base64url unsigned integer of at most 4 bytes`)
-		}
-		pub := &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
 		if pub.N.BitLen() < MinRSABits {
 			return Key{}, false, fmt.Errorf("the RSA modulus has %d bits; at least %d are needed", pub.N.BitLen(), MinRSABits)
 		}
 		if pub.E < 3 || pub.E%2 == 0 {
 			return Key{}, false, errors.New(`"e" is not an odd exponent of at least 3`)
 		}
-		k.Public = pub
-	case "OKP":
-		if j.Crv != "Ed25519" {
-			return Key{}, false, nil
+		return k, true, nil
+	case ed25519.PublicKey:
+		if alg == EdDSA {
+			return k, true, nil
 		}
-		if err := fits(EdDSA); err != nil {
-			return Key{}, false, err
-		}
-		x, err := decodeFixed("x", j.X, ed25519.PublicKeySize)
-		if err != nil {
-			return Key{}, false, err
-		}
-		k.Public = ed25519.PublicKey(x)
-	default:
-		return Key{}, false, nil
 	}
-	return k, true, nil
+	return Key{}, false, fmt.Errorf("go-jose decoded a %T, not a public key for %s", jk.Key, alg)
 }
 
-func decodeFixed(name, s string, size int) ([]byte, error) {
-	b, err := decode(s)
-	if err != nil {
-		return nil, fmt.Errorf("%q: %v", name, err)
-	}
-	if len(b) != size {
-		return nil, fmt.Errorf("%q must be %d bytes, not %d", name, size, len(b))
-	}
-	return b, nil
-}
-
-// ecdsaFromPoint parses an uncompressed P-256 point, checking that it is on
-// the curve.
-func ecdsaFromPoint(pt []byte) (*ecdsa.PublicKey, error) {
-	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pt)
-	if err != nil {
-		return nil, errors.New("the point is not on curve P-256")
-	}
-	return pub, nil
-}
-
-// MarshalJWKS encodes keys as a JWK set of their public parts, with "use":
-// "sig", and "alg" and "kid" when set. An HS256 key is refused: a shared
-// secret must not be published.
+// MarshalJWKS encodes keys as a JWK set of their public parts, with go-jose,
+// with "use": "sig", and "alg" and "kid" when set. An HS256 key is refused:
+// a shared secret must not be published; so are keys [Verify] would not
+// take (an RSA key under [MinRSABits] bits, an ECDSA key off P-256).
 func MarshalJWKS(keys ...Key) ([]byte, error) {
-	out := make([]jwk, 0, len(keys))
+	set := gojose.JSONWebKeySet{Keys: make([]gojose.JSONWebKey, 0, len(keys))}
 	for i, k := range keys {
 		if k.Public == nil || k.Secret != nil {
 			return nil, fmt.Errorf("jose: key %d: only public keys can be published (an HS256 secret is refused)", i)
 		}
-		j := jwk{Use: "sig", Alg: k.Alg, Kid: k.KeyID}
 		switch pub := k.Public.(type) {
 		case *ecdsa.PublicKey:
 			if pub.Curve != elliptic.P256() {
 				return nil, fmt.Errorf("jose: key %d: an ECDSA key must be on curve P-256", i)
 			}
-			pt, err := pub.Bytes()
-			if err != nil {
-				return nil, fmt.Errorf("jose: key %d: %v", i, err)
-			}
-			j.Kty, j.Crv, j.X, j.Y = "EC", "P-256", encode(pt[1:33]), encode(pt[33:])
 		case *rsa.PublicKey:
-			if pub.N.BitLen() < MinRSABits {
+			if pub.N == nil || pub.N.BitLen() < MinRSABits {
 				return nil, fmt.Errorf("jose: key %d: an RSA key must have at least %d bits", i, MinRSABits)
 			}
-			j.Kty, j.N, j.E = "RSA", encode(pub.N.Bytes()), encode(big.NewInt(int64(pub.E)).Bytes())
 		case ed25519.PublicKey:
 			if len(pub) != ed25519.PublicKeySize {
 				return nil, fmt.Errorf("jose: key %d: an Ed25519 key must be 32 bytes", i)
 			}
-			j.Kty, j.Crv, j.X = "OKP", "Ed25519", encode(pub)
 		default:
 			return nil, fmt.Errorf("jose: key %d: unsupported key type %T", i, k.Public)
 		}
-		out = append(out, j)
+		set.Keys = append(set.Keys, gojose.JSONWebKey{Key: k.Public, KeyID: k.KeyID, Algorithm: k.Alg, Use: "sig"})
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		Keys []jwk `json:"keys"`
-	}{out}); err != nil {
-		return nil, err
+	data, err := json.Marshal(set)
+	if err != nil {
+		return nil, fmt.Errorf("jose: JWKS: %v", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return data, nil
+}
+
+// Thumbprint is the RFC 7638 JWK thumbprint of pub, a public key of a type
+// [MarshalJWKS] takes: the base64url SHA-256 of its required members, as
+// go-jose computes it.
+func Thumbprint(pub crypto.PublicKey) (string, error) {
+	jk := gojose.JSONWebKey{Key: pub}
+	sum, err := jk.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return "", fmt.Errorf("jose: thumbprint: %s", goJoseText(err))
+	}
+	return encode(sum), nil
 }

@@ -3,9 +3,14 @@
 // sign agent cards: compact JWS, protected headers, JWK sets, and the
 // RFC 8785 canonical JSON form signed agent cards use.
 //
-// It is deliberately strict and small: three asymmetric algorithms (ES256,
-// RS256, EdDSA) and HS256 for explicitly configured shared secrets;
-// base64url without padding, canonical only; every verification takes an
+// Signatures are made, parsed and checked by go-jose
+// (github.com/go-jose/go-jose/v4), and JWKs decoded and encoded by it; this
+// package is the policy on top, deliberately strict and small: three
+// asymmetric algorithms (ES256, RS256, EdDSA) and HS256 for explicitly
+// configured shared secrets; RSA keys of at least [MinRSABits] bits, HS256
+// secrets of at least [MinSecretBytes] bytes, ES256 on P-256 with low-S
+// signatures only; base64url without padding, canonical only; JSON objects
+// without duplicate members or trailing bytes; every verification takes an
 // explicit allow-list of algorithms, and "none" is never on it.
 package jose
 
@@ -16,7 +21,6 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -24,8 +28,10 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
+
+	gojose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/cryptosigner"
 )
 
 // Algorithms (RFC 7518 §3.1, RFC 8037 §3.1).
@@ -69,10 +75,11 @@ func decode(s string) ([]byte, error) {
 
 // Signer signs with one private key.
 type Signer struct {
-	kid  string
-	alg  string
-	priv crypto.Signer // nil for HS256
-	sec  []byte        // HS256 only
+	kid    string
+	alg    string
+	priv   crypto.Signer       // nil for HS256
+	opaque gojose.OpaqueSigner // go-jose's signer over priv
+	sec    []byte              // HS256 only
 }
 
 // NewSigner returns a signer for key with key ID kid (may be empty): an
@@ -80,22 +87,24 @@ type Signer struct {
 // [MinRSABits] bits RS256, an ed25519.PrivateKey EdDSA and a []byte of at
 // least [MinSecretBytes] bytes HS256. The secret is copied.
 func NewSigner(kid string, key any) (*Signer, error) {
+	var priv crypto.Signer
+	var alg string
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
 		if k == nil || k.Curve != elliptic.P256() {
 			return nil, errors.New("jose: an ECDSA key must be on curve P-256 (ES256)")
 		}
-		return &Signer{kid: kid, alg: ES256, priv: k}, nil
+		priv, alg = k, ES256
 	case *rsa.PrivateKey:
 		if k == nil || k.N.BitLen() < MinRSABits {
 			return nil, fmt.Errorf("jose: an RSA key must have at least %d bits", MinRSABits)
 		}
-		return &Signer{kid: kid, alg: RS256, priv: k}, nil
+		priv, alg = k, RS256
 	case ed25519.PrivateKey:
 		if len(k) != ed25519.PrivateKeySize {
 			return nil, errors.New("jose: an Ed25519 private key must be 64 bytes")
 		}
-		return &Signer{kid: kid, alg: EdDSA, priv: k}, nil
+		priv, alg = k, EdDSA
 	case []byte:
 		if len(k) < MinSecretBytes {
 			return nil, fmt.Errorf("jose: an HS256 secret must be at least %d bytes", MinSecretBytes)
@@ -104,6 +113,7 @@ func NewSigner(kid string, key any) (*Signer, error) {
 	default:
 		return nil, fmt.Errorf("jose: unsupported signing key type %T (want *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey or []byte)", key)
 	}
+	return &Signer{kid: kid, alg: alg, priv: priv, opaque: cryptosigner.Opaque(priv)}, nil
 }
 
 // Alg is the algorithm the signer signs with.
@@ -121,110 +131,31 @@ func (s *Signer) Key() Key {
 	return Key{KeyID: s.kid, Alg: s.alg, Public: s.priv.Public()}
 }
 
-// Sign signs signingInput. An ES256 signature is the JWS form, R||S in 64
-// bytes (RFC 7518 §3.4), not ASN.1.
+// Sign signs signingInput, with go-jose's signer for the asymmetric
+// algorithms. An ES256 signature is the JWS form, R||S in 64 bytes
+// (RFC 7518 §3.4), not ASN.1, and has the low S of the two that verify
+// (the only one [Verify] accepts).
 func (s *Signer) Sign(signingInput []byte) ([]byte, error) {
-	switch s.alg {
-	case HS256:
+	if s.alg == HS256 {
+		// go-jose signs HMAC only over a JWS it serializes itself.
 		m := hmac.New(sha256.New, s.sec)
 		m.Write(signingInput)
 		return m.Sum(nil), nil
-	case EdDSA:
-		return ed25519.Sign(s.priv.(ed25519.PrivateKey), signingInput), nil
-	case RS256:
-		d := sha256.Sum256(signingInput)
-		return rsa.SignPKCS1v15(rand.Reader, s.priv.(*rsa.PrivateKey), crypto.SHA256, d[:])
-	case ES256:
-		d := sha256.Sum256(signingInput)
-		r, ss, err := ecdsa.Sign(rand.Reader, s.priv.(*ecdsa.PrivateKey), d[:])
-		if err != nil {
-			return nil, err
-		}
-		if ss.Cmp(p256HalfOrder) > 0 {
-			// The low S of the pair that verifies (N-S does too), which is
-			// the only one Verify accepts.
-			ss.Sub(p256Order, ss)
-		}
-		sig := make([]byte, 64)
-		r.FillBytes(sig[:32])
-		ss.FillBytes(sig[32:])
-		return sig, nil
 	}
-	return nil, fmt.Errorf("jose: unsupported algorithm %q", s.alg)
-}
-
-// Verify checks sig over signingInput with key for alg. alg must be on the
-// allow-list allowed ("none" never counts, even when listed) and must fit
-// the key: ES256 a P-256 ECDSA key, RS256 an RSA key of at least
-// [MinRSABits] bits, EdDSA an Ed25519 key, HS256 a secret. A key whose own
-// Alg is set must name alg. Checking the fit is what stops algorithm
-// confusion (an HS256 token "signed" with a public key's bytes). A
-// signature that does not verify gives an error that wraps [ErrSignature].
-func Verify(allowed []string, alg string, key Key, signingInput, sig []byte) error {
-	if alg == "" || strings.EqualFold(alg, "none") {
-		return errors.New(`jose: algorithm "none" is not accepted`)
+	sig, err := s.opaque.SignPayload(signingInput, gojose.SignatureAlgorithm(s.alg))
+	if err != nil {
+		return nil, fmt.Errorf("jose: signing %s: %v", s.alg, err)
 	}
-	if !slices.Contains(allowed, alg) {
-		return fmt.Errorf("jose: algorithm %q is not allowed", alg)
-	}
-	if key.Alg != "" && key.Alg != alg {
-		return fmt.Errorf("jose: the key is for %s, not %s", key.Alg, alg)
-	}
-	switch alg {
-	case HS256:
-		if key.Public != nil || len(key.Secret) < MinSecretBytes {
-			return errors.New("jose: HS256 needs a shared secret key of at least 32 bytes")
-		}
-		m := hmac.New(sha256.New, key.Secret)
-		m.Write(signingInput)
-		if !hmac.Equal(m.Sum(nil), sig) {
-			return ErrSignature
-		}
-		return nil
-	case ES256:
-		pub, ok := key.Public.(*ecdsa.PublicKey)
-		if !ok || pub == nil || pub.Curve != elliptic.P256() || key.Secret != nil {
-			return errors.New("jose: ES256 needs a P-256 ECDSA public key")
-		}
+	if s.alg == ES256 {
 		if len(sig) != 64 {
-			return fmt.Errorf("%w: an ES256 signature must be 64 bytes, not %d", ErrSignature, len(sig))
+			return nil, fmt.Errorf("jose: signing ES256: a signature of %d bytes, not 64", len(sig))
 		}
-		d := sha256.Sum256(signingInput)
-		r := new(big.Int).SetBytes(sig[:32])
-		s := new(big.Int).SetBytes(sig[32:])
-		if s.Cmp(p256HalfOrder) > 0 {
-			// (R, N-S) verifies whenever (R, S) does: accepting both would
-			// make every signature malleable. Only the low S is accepted.
-			return fmt.Errorf("%w: a high-S ES256 signature (only the low S of the pair is accepted)", ErrSignature)
+		if ss := new(big.Int).SetBytes(sig[32:]); ss.Cmp(p256HalfOrder) > 0 {
+			// (R, N-S) verifies as (R, S) does: keep the low one.
+			ss.Sub(p256Order, ss).FillBytes(sig[32:])
 		}
-		if !ecdsa.Verify(pub, d[:], r, s) {
-			return ErrSignature
-		}
-		return nil
-	case RS256:
-		pub, ok := key.Public.(*rsa.PublicKey)
-		if !ok || pub == nil || key.Secret != nil {
-			return errors.New("jose: RS256 needs an RSA public key")
-		}
-		if pub.N.BitLen() < MinRSABits {
-			return fmt.Errorf("jose: the RSA key has fewer than %d bits", MinRSABits)
-		}
-		d := sha256.Sum256(signingInput)
-		if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig); err != nil {
-			return ErrSignature
-		}
-		return nil
-	case EdDSA:
-		pub, ok := key.Public.(ed25519.PublicKey)
-		if !ok || len(pub) != ed25519.PublicKeySize || key.Secret != nil {
-			return errors.New("jose: EdDSA needs an Ed25519 public key")
-		}
-		if !ed25519.Verify(pub, signingInput, sig) {
-			return ErrSignature
-		}
-		return nil
 	}
-	return fmt.Errorf("jose: unsupported algorithm %q", alg)
+	return sig, nil
 }
 
 // Header is a JWS protected header (RFC 7515 §4).
@@ -284,7 +215,7 @@ const maxHeaderBytes = 8 << 10
 // DecodeHeader decodes a base64url protected header. It must be a JSON
 // object with no duplicate members, a string alg, and kid, typ and jku,
 // when present, strings. A "crit" member is refused: no extension is
-// understood (RFC 7515 §4.1.11).
+// understood (RFC 7515 §4.1.11); so is "b64" (RFC 7797).
 func DecodeHeader(b64 string) (Header, error) {
 	if len(b64) > maxHeaderBytes*4/3+4 {
 		return Header{}, errors.New("jose: the header is too long")
@@ -321,6 +252,12 @@ func DecodeHeader(b64 string) (Header, error) {
 	}
 	if _, ok := raw["crit"]; ok {
 		return Header{}, errors.New(`jose: header: "crit" names extensions that are not supported`)
+	}
+	if _, ok := raw["b64"]; ok {
+		// go-jose honours "b64": false even outside "crit" (RFC 7797), and
+		// would then verify over the payload's bytes rather than their
+		// base64url form.
+		return Header{}, errors.New(`jose: header: "b64" (unencoded payloads, RFC 7797) is not supported`)
 	}
 	return h, nil
 }
@@ -360,13 +297,6 @@ func decodeObject(data []byte) (map[string]any, error) {
 	return out, nil
 }
 
-// The order of P-256 and half of it: an ES256 signature's S is at most
-// the half (low S).
-var (
-	p256Order     = elliptic.P256().Params().N
-	p256HalfOrder = new(big.Int).Rsh(p256Order, 1)
-)
-
 // DecodeObject decodes a JSON object as [DecodeHeader] does a header:
 // duplicate member names and trailing data are errors, and numbers are
 // json.Number. JWT claim sets are decoded with it.
@@ -393,8 +323,11 @@ const MaxCompactBytes = 64 << 10
 
 // ParseCompact splits a compact JWS without verifying it: its decoded
 // header, its decoded payload, the signing input (the first two segments
-// as sent) and the decoded signature. Verify the signature with [Verify]
-// before trusting anything else.
+// as sent) and the decoded signature. It applies this package's strictness
+// (canonical base64url, a header as [DecodeHeader] wants it) but not the
+// algorithm allow-list, so that a caller can say which algorithm it
+// refused. Verify the signature with [Verify], where go-jose parses the
+// token again with the allow-list, before trusting anything else.
 func ParseCompact(token string) (h Header, payload, signingInput, sig []byte, err error) {
 	if len(token) > MaxCompactBytes {
 		return Header{}, nil, nil, nil, errors.New("jose: the JWS is too long")

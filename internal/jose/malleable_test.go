@@ -23,7 +23,11 @@ func TestES256LowS(t *testing.T) {
 	}
 	n := elliptic.P256().Params().N
 	half := new(big.Int).Rsh(n, 1)
-	input := []byte("header.payload")
+	header, err := EncodeHeader(Header{Alg: ES256, KeyID: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := []byte(header + "." + encode([]byte("payload")))
 	for range 64 { // half of random signatures would be high-S
 		sig, err := s.Sign(input)
 		if err != nil {

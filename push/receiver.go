@@ -443,6 +443,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) *failure {
 	if err := a2a.Unmarshal(body, &sr); err != nil {
 		return fail(http.StatusBadRequest, "the body is not a StreamResponse: %v", err)
 	}
+	// A member given twice, or in another case than the field's, reads
+	// as another event to a reader taking the first or the exact one.
+	if err := a2a.CheckMembers(body, &sr); err != nil {
+		return fail(http.StatusBadRequest, "the body is not a strict StreamResponse: %v", err)
+	}
 	taskID := taskOf(sr.Event)
 	if taskID == "" {
 		return fail(http.StatusBadRequest, "the body's event names no task")

@@ -70,7 +70,9 @@ func (e theirExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) 
 // ListTasks to everyone (it lists an authenticated user's tasks only), and
 // GetExtendedAgentCard answers anyone, where A2A §3.1.11 has the client
 // authenticate.
-type keyCheck struct{ a2asrv.PassthroughCallInterceptor }
+type keyCheck struct {
+	a2asrv.PassthroughCallInterceptor
+}
 
 func (keyCheck) Before(ctx context.Context, cc *a2asrv.CallContext, _ *a2asrv.Request) (context.Context, any, error) {
 	if v, _ := cc.ServiceParams().Get("X-API-Key"); len(v) != 1 || v[0] != apiKey {

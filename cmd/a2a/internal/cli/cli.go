@@ -31,6 +31,7 @@ Usage:
                                      receive push notifications on a local webhook and print them
   a2a serve [flags]                  serve an agent (--agent NAME, or --exec CMD) over JSON-RPC and HTTP+JSON
   a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
+  a2a version [--json]               show this a2a's version and VCS revision (also a2a --version)
   a2a help                           show this help
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
@@ -81,6 +82,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 		return runClientCommand(e, pushCommands[args[1]], args[2:])
+	case "version", "--version":
+		return versionCommand(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -22,11 +22,12 @@ import (
 
 // TestRelease runs .ci/release for one foreign platform and the native
 // one, as docs/release.md does for all six, and checks what a release
-// promises: SHA256SUMS lists each binary with its digest, each binary is
-// built the way the script says (CGO_ENABLED=0, -trimpath, -s -w), and
-// each names the commit it was built from, with (modified) exactly when
-// the tree had uncommitted changes. The foreign binary is read with
-// debug/buildinfo; the native one is run.
+// promises: SHA256SUMS lists each file with its digest; LICENSE and NOTICE
+// are the repository's, and THIRD_PARTY_LICENSES has a licence of every
+// module compiled in; each binary is built the way the script says
+// (CGO_ENABLED=0, -trimpath, -s -w) and names the commit it was built
+// from, with (modified) exactly when the tree had uncommitted changes.
+// Both binaries are read with debug/buildinfo, and the native one is run.
 //
 // The script runs in a plain clone of this checkout with the working
 // tree's changes copied over it (see mirror), because a linked git
@@ -51,7 +52,7 @@ func TestRelease(t *testing.T) {
 		t.Fatalf(".ci/release: %v\n%s", err, out)
 	}
 
-	names := []string{binaryName(foreign), binaryName(native)}
+	names := []string{binaryName(foreign), binaryName(native), "LICENSE", "NOTICE", "THIRD_PARTY_LICENSES"}
 	sums, err := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +72,14 @@ func TestRelease(t *testing.T) {
 			t.Errorf("SHA256SUMS line %d:\ngot  %q\nwant %q", i+1, line, want)
 		}
 	}
+
+	if got, want := readFile(t, filepath.Join(dist, "LICENSE")), readFile(t, filepath.Join(src, "LICENSE")); got != want {
+		t.Errorf("the release's LICENSE is not the repository's")
+	}
+	if notice, want := readFile(t, filepath.Join(dist, "NOTICE")), readFile(t, filepath.Join(src, "NOTICE")); !strings.HasPrefix(notice, want) {
+		t.Errorf("the release's NOTICE does not begin with the repository's:\n%s", notice)
+	}
+	thirdParty := readFile(t, filepath.Join(dist, "THIRD_PARTY_LICENSES"))
 
 	for i, platform := range []string{foreign, native} {
 		path := filepath.Join(dist, names[i])
@@ -95,10 +104,17 @@ func TestRelease(t *testing.T) {
 			t.Errorf("%s was not linked with -s -w: it has %s", names[i], left)
 		}
 		checkVersionText(t, names[i]+" read with debug/buildinfo", cli.VersionOf(info).String(), head, dirty)
+		for _, dep := range info.Deps {
+			if !strings.Contains(thirdParty, "\n==== "+dep.Path+" "+dep.Version+": ") {
+				t.Errorf("THIRD_PARTY_LICENSES has no licence of %s %s, which %s contains", dep.Path, dep.Version, names[i])
+			}
+		}
 	}
 
-	// The check of -s -w can fail: the tests' own a2a, built plainly, has both.
-	if left := unstripped(t, binary); !strings.Contains(left, "symbol table") || !strings.Contains(left, "DWARF") {
+	// The check of -s -w can fail: the tests' own a2a, built plainly, has
+	// DWARF and (but on Mach-O, see unstripped) a symbol table.
+	left := unstripped(t, binary)
+	if !strings.Contains(left, "DWARF") || (runtime.GOOS != "darwin" && !strings.Contains(left, "symbol table")) {
 		t.Errorf("a plain go build of a2a should have a symbol table and DWARF, found %q", left)
 	}
 
@@ -106,6 +122,7 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s version: %v", names[1], err)
 	}
+	t.Logf("%s version (tree modified: %v):\n%s", names[1], dirty, out)
 	checkVersionText(t, names[1]+" version", string(out), head, dirty)
 }
 
@@ -148,6 +165,16 @@ func unstripped(t *testing.T, path string) string {
 		}
 	}
 	return strings.Join(left, " and ")
+}
+
+// readFile returns the content of the file at path.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // checkVersionText checks that the output of a2a version names revision

@@ -61,28 +61,43 @@ or in --data-dir DIR, kept for a later look (a2a serve --store sqlite:FILE).
 Flags:
 `
 
+// demoFlags are the flags of a2a demo, besides the plan's --commit and
+// --environment.
+type demoFlags struct {
+	fixedPorts, jsonOut, logOut, deterministic bool
+	approveAfter, lineDelay                    time.Duration
+	recordDir, dataDir, storeKind              string
+	traces                                     otelSettings
+}
+
+// newDemoFlags returns the flag set of a2a demo, which fills d and plan.
+func newDemoFlags(d *demoFlags, plan *planner.Plan) *flag.FlagSet {
+	fs := flag.NewFlagSet("a2a demo", flag.ContinueOnError)
+	fs.BoolVar(&d.fixedPorts, "kit-ports", false, fmt.Sprintf("listen on the kit's ports %d-%d instead of free ones", kitPort, kitPort+2))
+	fs.BoolVar(&d.jsonOut, "json", false, "print each step as one JSON object per line")
+	fs.BoolVar(&d.logOut, "log", false, "print the planner's decision log, in the format of the kit's 19-planner.log")
+	fs.DurationVar(&d.approveAfter, "approve-after", time.Second, "how long the operator takes to approve the deploy")
+	fs.DurationVar(&d.lineDelay, "line-delay", 150*time.Millisecond, "pause between two lines of the test log")
+	fs.StringVar(&plan.Commit, "commit", plan.Commit, "commit to test (9f3c2e1 has a failing test, deadbee does not exist)")
+	fs.StringVar(&plan.Environment, "environment", plan.Environment, "where to deploy (the deployer rejects production)")
+	fs.StringVar(&d.recordDir, "record", "", "write every exchange into `DIR` in the kit's format: 19-planner.http, 19-planner.events.json and 19-planner.log")
+	fs.BoolVar(&d.deterministic, "deterministic", false, "use the kit's clock (2026-10-06T09:00:00Z, 250 ms per stamp), seeded ids and its http://localhost:41241-41243 URLs, so two runs record the same bytes")
+	fs.StringVar(&d.dataDir, "data-dir", "", "keep the agents' SQLite stores in `DIR` (default: a temporary directory, removed at the end)")
+	fs.StringVar(&d.storeKind, "store", storeSQLite, "where the agents keep their tasks: sqlite or memory")
+	d.traces.register(fs)
+	return fs
+}
+
 // demo implements "a2a demo".
 func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plan := planner.DefaultPlan()
-	fs := flag.NewFlagSet("a2a demo", flag.ContinueOnError)
+	var d demoFlags
+	fs := newDemoFlags(&d, &plan)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, demoUsage)
 		fs.PrintDefaults()
 	}
-	fixedPorts := fs.Bool("kit-ports", false, fmt.Sprintf("listen on the kit's ports %d-%d instead of free ones", kitPort, kitPort+2))
-	jsonOut := fs.Bool("json", false, "print each step as one JSON object per line")
-	logOut := fs.Bool("log", false, "print the planner's decision log, in the format of the kit's 19-planner.log")
-	approveAfter := fs.Duration("approve-after", time.Second, "how long the operator takes to approve the deploy")
-	lineDelay := fs.Duration("line-delay", 150*time.Millisecond, "pause between two lines of the test log")
-	fs.StringVar(&plan.Commit, "commit", plan.Commit, "commit to test (9f3c2e1 has a failing test, deadbee does not exist)")
-	fs.StringVar(&plan.Environment, "environment", plan.Environment, "where to deploy (the deployer rejects production)")
-	recordDir := fs.String("record", "", "write every exchange into `DIR` in the kit's format: 19-planner.http, 19-planner.events.json and 19-planner.log")
-	deterministic := fs.Bool("deterministic", false, "use the kit's clock (2026-10-06T09:00:00Z, 250 ms per stamp), seeded ids and its http://localhost:41241-41243 URLs, so two runs record the same bytes")
-	dataDir := fs.String("data-dir", "", "keep the agents' SQLite stores in `DIR` (default: a temporary directory, removed at the end)")
-	storeKind := fs.String("store", storeSQLite, "where the agents keep their tasks: sqlite or memory")
-	var traces otelSettings
-	traces.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -93,34 +108,34 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "a2a demo: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
-	case *jsonOut && *logOut:
+	case d.jsonOut && d.logOut:
 		fmt.Fprintln(stderr, "a2a demo: --json and --log exclude each other")
 		return ExitUsage
-	case *approveAfter < 0 || *lineDelay < 0:
+	case d.approveAfter < 0 || d.lineDelay < 0:
 		fmt.Fprintln(stderr, "a2a demo: durations must not be negative")
 		return ExitUsage
 	case plan.Commit == "" || plan.Environment == "":
 		fmt.Fprintln(stderr, "a2a demo: --commit and --environment must not be empty")
 		return ExitUsage
-	case *storeKind != storeSQLite && *storeKind != storeMemory:
-		fmt.Fprintf(stderr, "a2a demo: --store must be sqlite or memory, got %q\n", *storeKind)
+	case d.storeKind != storeSQLite && d.storeKind != storeMemory:
+		fmt.Fprintf(stderr, "a2a demo: --store must be sqlite or memory, got %q\n", d.storeKind)
 		return ExitUsage
-	case *dataDir != "" && *storeKind == storeMemory:
+	case d.dataDir != "" && d.storeKind == storeMemory:
 		fmt.Fprintln(stderr, "a2a demo: --data-dir applies to --store sqlite")
 		return ExitUsage
-	case len(traces.validate()) > 0:
-		fmt.Fprintf(stderr, "a2a demo: %v\n", traces.validate()[0])
+	case len(d.traces.validate()) > 0:
+		fmt.Fprintf(stderr, "a2a demo: %v\n", d.traces.validate()[0])
 		return ExitUsage
-	case *deterministic && (traces.otlpEndpoint != "" || otlpFromEnv()):
+	case d.deterministic && (d.traces.otlpEndpoint != "" || otlpFromEnv()):
 		fmt.Fprintln(stderr, "a2a demo: --deterministic records the same bytes on every run, and traced requests carry a new traceparent each time: leave out --otlp-endpoint (and OTEL_EXPORTER_OTLP_*)")
 		return ExitUsage
-	case *dataDir != "" && *deterministic:
+	case d.dataDir != "" && d.deterministic:
 		fmt.Fprintln(stderr, "a2a demo: --deterministic repeats the same task ids on every run, so it cannot share a --data-dir with earlier runs; leave --data-dir out")
 		return ExitUsage
 	}
 
-	o := kitOptions{token: demoToken, lineDelay: *lineDelay}
-	tracers, err := newKitTracers(ctx, &traces) // one service per agent, and the planner
+	o := kitOptions{token: demoToken, lineDelay: d.lineDelay}
+	tracers, err := newKitTracers(ctx, &d.traces) // one service per agent, and the planner
 	if err != nil {
 		fmt.Fprintf(stderr, "a2a demo: %v\n", err)
 		return ExitError
@@ -133,8 +148,8 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	o.tracers = tracers
-	if *storeKind == storeSQLite {
-		o.dataDir = *dataDir
+	if d.storeKind == storeSQLite {
+		o.dataDir = d.dataDir
 		if o.dataDir == "" {
 			tmp, err := os.MkdirTemp("", "a2a-demo-")
 			if err != nil {
@@ -148,10 +163,10 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return ExitError
 		}
 	}
-	if *fixedPorts {
+	if d.fixedPorts {
 		o.ports = [3]int{kitPort, kitPort + 1, kitPort + 2}
 	}
-	if *deterministic {
+	if d.deterministic {
 		o.advertise = [3]string{}
 		for i := range o.advertise {
 			o.advertise[i] = fmt.Sprintf("http://localhost:%d", kitPort+i)
@@ -174,9 +189,9 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	var v demoView
 	switch {
-	case *jsonOut:
+	case d.jsonOut:
 		v = &jsonView{w: stdout}
-	case *logOut:
+	case d.logOut:
 		v = quietView{}
 	default:
 		v = &textView{w: stdout, s: style{on: isTerminal(stdout)}}
@@ -185,11 +200,11 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	hc := &http.Client{Transport: k.transport()}
 	var rec *capture.Recorder
-	if *recordDir != "" {
+	if d.recordDir != "" {
 		rec = &capture.Recorder{Next: hc.Transport, Title: kitTitle(k)}
 		hc.Transport = rec
 	}
-	op := &demoOperator{hc: hc, after: *approveAfter, view: v}
+	op := &demoOperator{hc: hc, after: d.approveAfter, view: v}
 	if rec != nil {
 		op.note = rec.Note
 	}
@@ -199,7 +214,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		planner.WithToken("deployer", o.token),
 		planner.WithHTTPClient(hc),
 	}
-	if *deterministic {
+	if d.deterministic {
 		opts = append(opts, planner.WithIDGenerator(seededIDs(plannerSeed)))
 	}
 	if t := tracers[plannerService]; t != nil {
@@ -211,9 +226,9 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var logBuf bytes.Buffer
 	switch {
-	case *logOut && rec != nil:
+	case d.logOut && rec != nil:
 		opts = append(opts, planner.WithLog(io.MultiWriter(stdout, &logBuf)))
-	case *logOut:
+	case d.logOut:
 		opts = append(opts, planner.WithLog(stdout))
 	case rec != nil:
 		opts = append(opts, planner.WithLog(&logBuf))
@@ -234,7 +249,7 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	v.verdict(plan, res)
 	if rec != nil {
-		if err := writeRecording(*recordDir, rec, logBuf.Bytes()); err != nil {
+		if err := writeRecording(d.recordDir, rec, logBuf.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "a2a demo: %v\n", err)
 			return ExitError
 		}

@@ -14,17 +14,31 @@ import (
 	"github.com/goa2a/a2a/push"
 )
 
+// pushListenFlags are the flags of a2a push listen.
+type pushListenFlags struct {
+	addr, token, jwks string
+	tasks             multiFlag
+	json              bool
+}
+
+// newPushListenFlags returns the flag set of a2a push listen, which fills
+// o.
+func newPushListenFlags(o *pushListenFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("push listen", flag.ContinueOnError)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	fs.StringVar(&o.token, "token", "", "the config's token, expected in the "+push.TokenHeader+" header")
+	fs.StringVar(&o.jwks, "jwks", "", "verify each notification's "+push.SignatureHeader+" JWT with this JWK set URL (the agent's URL + "+push.JWKSPath+")")
+	fs.Var(&o.tasks, "task", "accept notifications about this task only (repeatable; default: any task)")
+	fs.BoolVar(&o.json, "json", false, "print each event as one line of protocol JSON (StreamResponse)")
+	return fs
+}
+
 // pushListen runs a2a push listen: a webhook on addr, a push.Receiver that
 // prints what arrives, until ctx ends (Ctrl-C).
 func pushListen(e *env, args []string) int {
-	fs := flag.NewFlagSet("push listen", flag.ContinueOnError)
+	var o pushListenFlags
+	fs := newPushListenFlags(&o)
 	fs.SetOutput(e.stderr)
-	addr := fs.String("addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
-	token := fs.String("token", "", "the config's token, expected in the "+push.TokenHeader+" header")
-	jwks := fs.String("jwks", "", "verify each notification's "+push.SignatureHeader+" JWT with this JWK set URL (the agent's URL + "+push.JWKSPath+")")
-	var tasks multiFlag
-	fs.Var(&tasks, "task", "accept notifications about this task only (repeatable; default: any task)")
-	asJSON := fs.Bool("json", false, "print each event as one line of protocol JSON (StreamResponse)")
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: a2a push listen [flags]\n  receive push notifications on a local webhook and print them\n\nflags:\n")
 		fs.PrintDefaults()
@@ -43,17 +57,17 @@ func pushListen(e *env, args []string) int {
 		return usageFail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
 	var opts []push.ReceiverOption
-	if *token != "" {
-		opts = append(opts, push.WithToken(*token))
+	if o.token != "" {
+		opts = append(opts, push.WithToken(o.token))
 	}
-	if *jwks != "" {
-		opts = append(opts, push.WithJWKSURL(*jwks))
+	if o.jwks != "" {
+		opts = append(opts, push.WithJWKSURL(o.jwks))
 	}
-	if *token == "" && *jwks == "" {
+	if o.token == "" && o.jwks == "" {
 		return usageFail("give --token (the config's token) or --jwks (the agent's push JWK set URL): a webhook that takes anything from anyone is refused")
 	}
-	if len(tasks) > 0 {
-		opts = append(opts, push.WithTasks(tasks...))
+	if len(o.tasks) > 0 {
+		opts = append(opts, push.WithTasks(o.tasks...))
 	}
 	var mu sync.Mutex // one event's lines at a time
 	s := style{e.term}
@@ -67,7 +81,7 @@ func pushListen(e *env, args []string) int {
 	rcv, err := push.NewReceiver(func(_ context.Context, ev push.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if *asJSON {
+		if o.json {
 			return e.printJSON(a2a.StreamResponse{Event: ev.Event})
 		}
 		if ev.TaskID != lastTask {
@@ -80,7 +94,7 @@ func pushListen(e *env, args []string) int {
 	if err != nil {
 		return usageFail(err.Error())
 	}
-	if *jwks != "" {
+	if o.jwks != "" {
 		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 		err := rcv.Refresh(ctx)
 		cancel()
@@ -90,14 +104,14 @@ func pushListen(e *env, args []string) int {
 			fmt.Fprintf(e.stderr, "a2a push listen: warning: %v (will retry when a notification arrives)\n", err)
 		}
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "a2a push listen: cannot listen on %s: %v\n", *addr, err)
+		fmt.Fprintf(e.stderr, "a2a push listen: cannot listen on %s: %v\n", o.addr, err)
 		return ExitError
 	}
 	srv := &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
 	info := e.stdout
-	if *asJSON {
+	if o.json {
 		info = e.stderr // keep stdout to JSON lines
 	}
 	mu.Lock()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 )
 
 // Exit codes of the a2a command.
@@ -32,12 +34,12 @@ Usage:
   a2a serve [flags]                  serve an agent (--agent NAME, or --exec CMD) over JSON-RPC and HTTP+JSON
   a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
   a2a version [--json]               show this a2a's version and VCS revision (also a2a --version)
-  a2a help                           show this help
+  a2a help [COMMAND]                 show this help, or a command's
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
 Every client command takes --json (exact protocol JSON; one object per line
 for streams), --header "Name: value", --token TOKEN, --binding jsonrpc|rest|grpc
-and --timeout. Run "a2a COMMAND -h" for a command's flags.
+and --timeout. Run "a2a COMMAND --help" for a command's flags.
 
 Exit status:
   0  success
@@ -74,22 +76,65 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "watch":
 		return runClientCommand(e, watchCommand, args[1:])
 	case "push":
-		if len(args) >= 2 && args[1] == "listen" {
+		verbs := subcommands("push")
+		switch {
+		case len(args) < 2:
+			return usageFail(stderr, "push", "missing command: "+orList(verbs))
+		case isHelpFlag(args[1]):
+			printPushHelp(stdout)
+			return ExitOK
+		case args[1] == "listen":
 			return pushListen(e, args[2:])
-		}
-		if len(args) < 2 || pushCommands[args[1]] == nil {
-			fmt.Fprintf(stderr, "a2a push: want create, get, list, delete or listen\n\n%s", usage)
-			return ExitUsage
+		case pushCommands[args[1]] == nil:
+			problem := fmt.Sprintf("unknown command %q", args[1])
+			if s := didYouMean(args[1], verbs, asTyped); s != "" {
+				problem += s
+			} else {
+				problem += " (want " + orList(verbs) + ")"
+			}
+			return usageFail(stderr, "push", problem)
 		}
 		return runClientCommand(e, pushCommands[args[1]], args[2:])
 	case "version", "--version":
 		return versionCommand(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if args[0] == "help" && len(args) > 1 {
+			// a2a help CMD... is a2a CMD... --help: the same help, from
+			// the command itself.
+			return Main(ctx, append(slices.Clone(args[1:]), "--help"), stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "a2a: unknown command %q\n\n%s", args[0], usage)
-	return ExitUsage
+	return usageFail(stderr, "", fmt.Sprintf("unknown command %q", args[0])+didYouMean(args[0], subcommands(""), asTyped))
+}
+
+// printPushHelp writes the help of a2a push, made from its commands'.
+func printPushHelp(w io.Writer) {
+	fmt.Fprint(w, "Usage: a2a push COMMAND ARGUMENTS... [flags]\n\n")
+	var lines [][2]string
+	for _, c := range commandTable() {
+		switch {
+		case c.name == "push":
+			fmt.Fprintf(w, "  %s\n\nCommands:\n", c.about)
+		case strings.HasPrefix(c.name, "push "):
+			synopsis := strings.TrimPrefix(c.name, "push ")
+			if cmd := pushCommands[synopsis]; cmd != nil {
+				synopsis += " " + cmd.args
+			} else {
+				synopsis += " [flags]"
+			}
+			lines = append(lines, [2]string{synopsis, c.about})
+		}
+	}
+	width := 0
+	for _, l := range lines {
+		width = max(width, len(l[0]))
+	}
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l[0], l[1])
+	}
+	fmt.Fprint(w, "\nRun 'a2a push COMMAND --help' for a command's flags.\n")
 }
 
 // isTerminal reports whether w is a terminal that wants live output and

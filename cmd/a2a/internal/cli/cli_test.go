@@ -230,7 +230,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, 2, "Usage"},
 		{"unknown command", []string{"frob"}, 2, "unknown command"},
-		{"missing argument", []string{"get", base}, 2, "wrong number of arguments"},
+		{"missing argument", []string{"get", base}, 2, "missing argument TASK_ID"},
 		{"bad URL", []string{"card", "not a url"}, 2, "not an agent URL"},
 		{"bad binding", []string{"card", base, "--binding", "soap"}, 2, "--binding"},
 		{"bad header", []string{"card", base, "--header", "nocolon"}, 2, "--header"},

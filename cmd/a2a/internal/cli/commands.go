@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,37 +34,76 @@ type exitCode int
 
 func (c exitCode) Error() string { return fmt.Sprintf("exit %d", int(c)) }
 
-func runClientCommand(e *env, c *command, args []string) int {
+// flagSet returns the flag set c parses its command line with, the client
+// flags it fills, and the function that runs c. Parse errors and help are
+// printed by runClientCommand, not by the flag package.
+func (c *command) flagSet() (*flag.FlagSet, *clientFlags, func(*env, *clientFlags, []string) error) {
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: a2a %s %s [flags]\n  %s\n\nflags:\n", c.name, c.args, c.about)
-		fs.PrintDefaults()
-	}
-	var cf clientFlags
+	fs.SetOutput(io.Discard)
+	cf := new(clientFlags)
 	cf.register(fs)
-	run := c.setup(fs)
-	pos, err := parseArgs(fs, args, c.want, c.optional)
-	if err == nil {
-		err = run(e, &cf, pos)
+	return fs, cf, c.setup(fs)
+}
+
+func runClientCommand(e *env, c *command, args []string) int {
+	fs, cf, run := c.flagSet()
+	pos, err := parseArgs(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c.help(e.stdout, fs)
+		return ExitOK
+	case err != nil:
+		return usageFail(e.stderr, c.name, flagProblem(fs, err))
 	}
+	if problem := c.checkArgs(pos); problem != "" {
+		return usageFail(e.stderr, c.name, problem)
+	}
+	err = run(e, cf, pos)
 	if code, ok := err.(exitCode); ok {
 		return int(code)
 	}
-	if err == flag.ErrHelp {
-		return ExitOK
-	}
 	if err != nil {
 		if _, ok := err.(usageError); ok {
-			fmt.Fprintf(e.stderr, "a2a %s: %v\nusage: a2a %s %s [flags]\n", c.name, err, c.name, c.args)
-			return ExitUsage
-		}
-		if strings.HasPrefix(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
-			return ExitUsage
+			return usageFail(e.stderr, c.name, err.Error())
 		}
 		return e.fail(c.name, err)
 	}
 	return ExitOK
+}
+
+// checkArgs says what is wrong with the number of positional arguments
+// pos: which ones are missing, or the first one too many; "" when nothing
+// is.
+func (c *command) checkArgs(pos []string) string {
+	names := strings.Fields(c.args)
+	switch {
+	case len(pos) < c.want:
+		missing := names[min(len(pos), len(names)):min(c.want, len(names))]
+		switch len(missing) {
+		case 0: // a synopsis shorter than want
+			return fmt.Sprintf("missing arguments (a2a %s takes %s)", c.name, c.args)
+		case 1:
+			return "missing argument " + missing[0]
+		}
+		return "missing arguments " + strings.Join(missing[:len(missing)-1], ", ") + " and " + missing[len(missing)-1]
+	case len(pos) > c.want+c.optional:
+		return fmt.Sprintf("unexpected argument %q (a2a %s takes %s)", pos[c.want+c.optional], c.name, c.args)
+	}
+	return ""
+}
+
+// help writes c's help: its synopsis, what it does, its own flags, and the
+// flags every client command takes.
+func (c *command) help(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: a2a %s %s [flags]\n\n  %s\n", c.name, c.args, c.about)
+	common := clientFlagNames()
+	own := func(f *flag.Flag) bool { return !common[f.Name] }
+	if len(flagNames(fs)) > len(common) {
+		fmt.Fprint(w, "\nFlags:\n")
+		printFlags(w, fs, own)
+	}
+	fmt.Fprint(w, "\nFlags of every client command:\n")
+	printFlags(w, fs, func(f *flag.Flag) bool { return common[f.Name] })
 }
 
 var cardCommand = &command{

@@ -57,25 +57,30 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")
 }
 
+// clientFlagNames is the set of the flags every client command takes,
+// which help lists apart from each command's own.
+func clientFlagNames() map[string]bool {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	new(clientFlags).register(fs)
+	names := make(map[string]bool)
+	fs.VisitAll(func(f *flag.Flag) { names[f.Name] = true })
+	return names
+}
+
 // parseArgs parses flags that may come before, between or after the
-// positional arguments, and checks their number: want of them, and up to
-// optional more.
-func parseArgs(fs *flag.FlagSet, args []string, want, optional int) ([]string, error) {
+// positional arguments, and returns those.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
-			break
+			return pos, nil
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) < want || len(pos) > want+optional {
-		return nil, usageError(fmt.Sprintf("%s: wrong number of arguments (got %d)", fs.Name(), len(pos)))
-	}
-	return pos, nil
 }
 
 type usageError string

@@ -71,8 +71,10 @@ type demoFlags struct {
 }
 
 // newDemoFlags returns the flag set of a2a demo, which fills d and plan.
+// Parse errors and help are printed by demo, not by the flag package.
 func newDemoFlags(d *demoFlags, plan *planner.Plan) *flag.FlagSet {
 	fs := flag.NewFlagSet("a2a demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	fs.BoolVar(&d.fixedPorts, "kit-ports", false, fmt.Sprintf("listen on the kit's ports %d-%d instead of free ones", kitPort, kitPort+2))
 	fs.BoolVar(&d.jsonOut, "json", false, "print each step as one JSON object per line")
 	fs.BoolVar(&d.logOut, "log", false, "print the planner's decision log, in the format of the kit's 19-planner.log")
@@ -93,21 +95,17 @@ func demo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	plan := planner.DefaultPlan()
 	var d demoFlags
 	fs := newDemoFlags(&d, &plan)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, demoUsage)
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, demoUsage)
+			printFlags(stdout, fs, nil)
 			return ExitOK
 		}
-		return ExitUsage
+		return usageFail(stderr, "demo", flagProblem(fs, err))
 	}
 	switch {
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "a2a demo: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
+		return usageFail(stderr, "demo", fmt.Sprintf("unexpected argument %q (a2a demo takes flags only)", fs.Arg(0)))
 	case d.jsonOut && d.logOut:
 		fmt.Fprintln(stderr, "a2a demo: --json and --log exclude each other")
 		return ExitUsage

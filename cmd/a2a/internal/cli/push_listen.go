@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -14,6 +15,9 @@ import (
 	"github.com/goa2a/a2a/push"
 )
 
+// pushListenAbout says what a2a push listen does, for its help.
+const pushListenAbout = "receive push notifications on a local webhook and print them"
+
 // pushListenFlags are the flags of a2a push listen.
 type pushListenFlags struct {
 	addr, token, jwks string
@@ -22,12 +26,14 @@ type pushListenFlags struct {
 }
 
 // newPushListenFlags returns the flag set of a2a push listen, which fills
-// o.
+// o. Parse errors and help are printed by pushListen, not by the flag
+// package.
 func newPushListenFlags(o *pushListenFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("push listen", flag.ContinueOnError)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "the `HOST:PORT` to listen on (port 0: any free port)")
 	fs.StringVar(&o.token, "token", "", "the config's token, expected in the "+push.TokenHeader+" header")
-	fs.StringVar(&o.jwks, "jwks", "", "verify each notification's "+push.SignatureHeader+" JWT with this JWK set URL (the agent's URL + "+push.JWKSPath+")")
+	fs.StringVar(&o.jwks, "jwks", "", "verify each notification's "+push.SignatureHeader+" JWT with the JWK set at `URL` (the agent's URL + "+push.JWKSPath+")")
 	fs.Var(&o.tasks, "task", "accept notifications about this task only (repeatable; default: any task)")
 	fs.BoolVar(&o.json, "json", false, "print each event as one line of protocol JSON (StreamResponse)")
 	return fs
@@ -38,23 +44,16 @@ func newPushListenFlags(o *pushListenFlags) *flag.FlagSet {
 func pushListen(e *env, args []string) int {
 	var o pushListenFlags
 	fs := newPushListenFlags(&o)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: a2a push listen [flags]\n  receive push notifications on a local webhook and print them\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	usageFail := func(msg string) int {
-		fmt.Fprintf(e.stderr, "a2a push listen: %s\nusage: a2a push listen [--addr HOST:PORT] [--token T] [--jwks URL] [--task ID ...] [--json]\n", msg)
-		return ExitUsage
-	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(e.stdout, "Usage: a2a push listen [flags]\n\n  %s\n\nFlags:\n", pushListenAbout)
+			printFlags(e.stdout, fs, nil)
 			return ExitOK
 		}
-		return ExitUsage
+		return usageFail(e.stderr, "push listen", flagProblem(fs, err))
 	}
 	if fs.NArg() > 0 {
-		return usageFail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+		return usageFail(e.stderr, "push listen", fmt.Sprintf("unexpected argument %q (a2a push listen takes flags only)", fs.Arg(0)))
 	}
 	var opts []push.ReceiverOption
 	if o.token != "" {
@@ -64,7 +63,7 @@ func pushListen(e *env, args []string) int {
 		opts = append(opts, push.WithJWKSURL(o.jwks))
 	}
 	if o.token == "" && o.jwks == "" {
-		return usageFail("give --token (the config's token) or --jwks (the agent's push JWK set URL): a webhook that takes anything from anyone is refused")
+		return usageFail(e.stderr, "push listen", "give --token (the config's token) or --jwks (the agent's push JWK set URL): a webhook that takes anything from anyone is refused")
 	}
 	if len(o.tasks) > 0 {
 		opts = append(opts, push.WithTasks(o.tasks...))
@@ -92,7 +91,7 @@ func pushListen(e *env, args []string) int {
 		return nil
 	}, opts...)
 	if err != nil {
-		return usageFail(err.Error())
+		return usageFail(e.stderr, "push listen", err.Error())
 	}
 	if o.jwks != "" {
 		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)

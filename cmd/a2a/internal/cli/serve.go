@@ -86,7 +86,7 @@ func (cfg *serveConfig) command() execagent.Command {
 }
 
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, code := parseServeArgs(args, stderr)
+	cfg, code := parseServe(args, stdout, stderr)
 	if cfg == nil {
 		return code
 	}

@@ -83,7 +83,7 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("a2a serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg.bindings = bindingsFlag{bindingJSONRPC, bindingREST}
-	fs.StringVar(&cfg.agent, "agent", "echo", "the agent to serve: "+agentNames()+" (with --exec: command, the default, or test-runner)")
+	fs.StringVar(&cfg.agent, "agent", "echo", "the agent to serve: "+agentNames()+"; with --exec, command (when --agent is not given) or test-runner")
 	fs.Var(&cfg.exec, "exec", "serve a command: each message runs `CMD` with the message text on stdin and streams its stdout back;\n"+
 		"CMD is split into words like a shell does (quotes, backslashes) but no shell runs it: write sh -c '...' for pipes")
 	fs.StringVar(&cfg.dir, "dir", "", "working directory of the --exec command (default: the current one)")
@@ -130,17 +130,26 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseServeArgs parses the command line and the config file it names. On
-// failure it has reported the problem and returns the exit code.
-func parseServeArgs(args []string, stderr io.Writer) (*serveConfig, int) {
+// serveAbout says what a2a serve does, for its help.
+const serveAbout = "serve an agent (--agent NAME, or --exec CMD) over JSON-RPC and HTTP+JSON, and gRPC with --grpc-addr"
+
+// parseServe parses the command line and the config file it names. On
+// failure it has reported the problem and returns the exit code; asked for
+// help, it has printed it on stdout and returns ExitOK. Either way the
+// config is nil.
+func parseServe(args []string, stdout, stderr io.Writer) (*serveConfig, int) {
 	cfg := &serveConfig{set: make(map[string]bool)}
-	fs := newServeFlags(cfg, stderr)
+	fs := newServeFlags(cfg, io.Discard) // mistakes and help are ours (help.go)
 	if err := fs.Parse(args); err != nil {
-		return nil, ExitUsage
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: a2a serve [flags]\n\n  %s;\n  docs/serve.md tells more.\n\nFlags:\n", serveAbout)
+			printFlags(stdout, fs, nil)
+			return nil, ExitOK
+		}
+		return nil, usageFail(stderr, "serve", flagProblem(fs, err))
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "a2a serve: unexpected argument %q\n", fs.Arg(0))
-		return nil, ExitUsage
+		return nil, usageFail(stderr, "serve", fmt.Sprintf("unexpected argument %q (a2a serve takes flags only)", fs.Arg(0)))
 	}
 	fs.Visit(func(f *flag.Flag) { cfg.set[f.Name] = true })
 	if cfg.config != "" {

@@ -35,6 +35,7 @@ Usage:
   a2a demo [flags]                   run the A2A 101 kit (three agents and a planner) on this machine
   a2a version [--json]               show this a2a's version and VCS revision (also a2a --version)
   a2a help [COMMAND]                 show this help, or a command's
+  a2a completion bash|zsh|fish       print a shell completion script (source <(a2a completion bash))
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
 Every client command takes --json (exact protocol JSON; one object per line
@@ -97,6 +98,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runClientCommand(e, pushCommands[args[1]], args[2:])
 	case "version", "--version":
 		return versionCommand(args[1:], stdout, stderr)
+	case "completion":
+		return completionCommand(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if args[0] == "help" && len(args) > 1 {
 			// a2a help CMD... is a2a CMD... --help: the same help, from

@@ -8,14 +8,16 @@ import (
 	"github.com/goa2a/a2a/kit/planner"
 )
 
-// cmdSpec is a command of a2a as suggestions know it.
+// cmdSpec is a command of a2a as suggestions and completion know it.
 type cmdSpec struct {
 	name  string // as typed after a2a: "send", "push create"
 	about string // what it does, in a line
 	// flags returns a new flag set of the command, the one it parses its
 	// command line with, so that what is said of a command's flags follows
 	// its code; nil for a command without flags.
-	flags func() *flag.FlagSet
+	flags   func() *flag.FlagSet
+	args    []string // the words its first argument may be; nil: any
+	argName string   // and what that argument is, as help writes it
 }
 
 // commandTable lists the commands of a2a in the order of the usage text.
@@ -40,6 +42,7 @@ func commandTable() []cmdSpec {
 			plan := planner.DefaultPlan()
 			return newDemoFlags(new(demoFlags), &plan)
 		}},
+		cmdSpec{name: "completion", about: "print a shell completion script: " + orList(completionShells()), args: completionShells(), argName: "SHELL"},
 		cmdSpec{name: "help", about: "show the help of a2a, or of a command"},
 	)
 	return t

@@ -26,7 +26,7 @@ func runCLI(t *testing.T, args ...string) result {
 var helpCommands = [][]string{
 	{"card"}, {"send"}, {"get"}, {"list"}, {"cancel"}, {"watch"},
 	{"push"}, {"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"}, {"push", "listen"},
-	{"serve"}, {"demo"}, {"help"},
+	{"serve"}, {"demo"}, {"completion"}, {"help"},
 }
 
 // TestHelpOnStdout: a2a CMD --help, a2a CMD -h and a2a help CMD print the
@@ -124,6 +124,7 @@ func TestMistakes(t *testing.T) {
 		{"mistake-unexpected-argument", []string{"get", "http://127.0.0.1:1", "t1", "extra"}},
 		{"mistake-duration", []string{"send", "--timeout", "5", "http://127.0.0.1:1", "hi"}},
 		{"mistake-duration-word", []string{"send", "--timeout", "abc", "http://127.0.0.1:1", "hi"}},
+		{"mistake-shell", []string{"completion", "fsh"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCLI(t, c.args...)

@@ -42,6 +42,9 @@ func commandTable() []cmdSpec {
 			plan := planner.DefaultPlan()
 			return newDemoFlags(new(demoFlags), &plan)
 		}},
+		cmdSpec{name: "version", about: versionAbout, flags: func() *flag.FlagSet {
+			return newVersionFlags(new(bool))
+		}},
 		cmdSpec{name: "completion", about: "print a shell completion script: " + orList(completionShells()), args: completionShells(), argName: "SHELL"},
 		cmdSpec{name: "help", about: "show the help of a2a, or of a command"},
 	)

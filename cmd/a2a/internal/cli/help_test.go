@@ -26,7 +26,7 @@ func runCLI(t *testing.T, args ...string) result {
 var helpCommands = [][]string{
 	{"card"}, {"send"}, {"get"}, {"list"}, {"cancel"}, {"watch"},
 	{"push"}, {"push", "create"}, {"push", "get"}, {"push", "list"}, {"push", "delete"}, {"push", "listen"},
-	{"serve"}, {"demo"}, {"completion"}, {"help"},
+	{"serve"}, {"demo"}, {"version"}, {"completion"}, {"help"},
 }
 
 // TestHelpOnStdout: a2a CMD --help, a2a CMD -h and a2a help CMD print the

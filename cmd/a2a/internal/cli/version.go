@@ -109,24 +109,33 @@ func (v Version) String() string {
 	return b.String()
 }
 
+// versionAbout says what a2a version does, in a line.
+const versionAbout = "show the version, VCS revision, Go version and platform of this a2a"
+
+const versionUsage = "Usage: a2a version [--json]\n\n  " + versionAbout + "\n\nFlags:\n"
+
+// newVersionFlags returns the flag set of a2a version, which fills asJSON.
+func newVersionFlags(asJSON *bool) *flag.FlagSet {
+	fs := flag.NewFlagSet("a2a version", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(asJSON, "json", false, `print one JSON object: {"version", "revision", "time", "modified", "go", "platform"}`)
+	return fs
+}
+
 // versionCommand implements "a2a version" and "a2a --version".
 func versionCommand(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("a2a version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, `print one JSON object: {"version", "revision", "time", "modified", "go", "platform"}`)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: a2a version [--json]\n  show the version, VCS revision, Go version and platform of this a2a\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	var asJSON bool
+	fs := newVersionFlags(&asJSON)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, versionUsage)
+			printFlags(stdout, fs, nil)
 			return ExitOK
 		}
-		return ExitUsage
+		return usageFail(stderr, "version", flagProblem(fs, err))
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "a2a version: unexpected argument %q\nusage: a2a version [--json]\n", fs.Arg(0))
-		return ExitUsage
+		return usageFail(stderr, "version", fmt.Sprintf("unexpected argument %q (a2a version takes flags only)", fs.Arg(0)))
 	}
 	info, _ := debug.ReadBuildInfo() // nil without module support
 	v := VersionOf(info)
@@ -138,7 +147,7 @@ func versionCommand(args []string, stdout, stderr io.Writer) int {
 	if v.Platform == "" {
 		v.Platform = runtime.GOOS + "/" + runtime.GOARCH
 	}
-	if !*asJSON {
+	if !asJSON {
 		fmt.Fprint(stdout, v)
 		return ExitOK
 	}

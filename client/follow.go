@@ -60,6 +60,25 @@ func (c *Client) Follow(ctx context.Context, taskID string) iter.Seq2[a2a.Event,
 	}
 }
 
+// WithReconnectHook sets fn to be told when [Client.Follow] or
+// [Client.SendAndFollow] lost a stream before the task ended and is about to
+// reconnect: once per lost stream, before the wait and the attempts to
+// reconnect (which are not reported one by one), so that a program can say
+// so while it waits. taskID is the task being followed; err is what ended
+// the stream, nil when the server closed it cleanly. fn is called on the
+// goroutine that ranges over the sequence, between two events; it must
+// return quickly. A stream the client gives up on is not reported: the
+// sequence ends with its error. By default nothing is called.
+func WithReconnectHook(fn func(taskID string, err error)) Option {
+	return func(c *config) error {
+		if fn == nil {
+			return optionError("WithReconnectHook", "nil function")
+		}
+		c.onReconnect = fn
+		return nil
+	}
+}
+
 // SendAndFollow sends a message and follows what it starts, like
 // [Client.Follow]. With streaming it sends a SendStreamingMessage and, if
 // that stream drops after the task is known, resumes with SubscribeToTask
@@ -216,6 +235,9 @@ func (f *follower) stream(ctx context.Context, s *eventStream) {
 				return
 			}
 			failures++
+		}
+		if f.c.cfg.onReconnect != nil {
+			f.c.cfg.onReconnect(f.taskID, err)
 		}
 		// Reconnect at once after a stream that delivered something new,
 		// unless the server asked for a delay ("retry:"); back off after

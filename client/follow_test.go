@@ -349,3 +349,88 @@ func TestSendAndFollowNoTask(t *testing.T) {
 		t.Errorf("%d requests, want 1", requests)
 	}
 }
+
+// TestReconnectHook: the hook of WithReconnectHook hears of each lost
+// stream once, with the task and what ended the stream, however many
+// attempts the reconnection takes; a stream that runs to the task's end
+// is not reported.
+func TestReconnectHook(t *testing.T) {
+	t.Parallel()
+	type drop struct {
+		taskID string
+		failed bool // the stream ended with an error, not cleanly
+	}
+	for _, abort := range []bool{false, true} {
+		for _, b := range bindings {
+			name := b + "/clean end"
+			if abort {
+				name = b + "/connection torn down"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				agent := &stepsAgent{start: make(chan struct{}), n: 6, pause: time.Millisecond}
+				cut := &cutter{frames: []int{3, 2}, abort: abort}
+				// The first attempt to reconnect after each cut is
+				// refused as unavailable, and retried.
+				var mu sync.Mutex
+				streams, refused := 0, 0
+				refuse := func(next http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if isStreamRequest(r) {
+							mu.Lock()
+							streams++
+							no := streams == 2 || streams == 4
+							if no {
+								refused++
+							}
+							mu.Unlock()
+							if no {
+								http.Error(w, "try again", http.StatusServiceUnavailable)
+								return
+							}
+						}
+						next.ServeHTTP(w, r)
+					})
+				}
+				ts := newTestServer(t, serverOpts{agent: agent, wrap: func(h http.Handler) http.Handler { return refuse(cut.wrap(h)) }})
+				var drops []drop // appended on the ranging goroutine only
+				c := newClient(t, ts.URL, b, client.WithBackoff(time.Millisecond, 10*time.Millisecond),
+					client.WithReconnectHook(func(taskID string, err error) { drops = append(drops, drop{taskID, err != nil}) }))
+				evs := followSteps(t, c, agent)
+				if got, want := describe(evs), stepsWant(6); !reflect.DeepEqual(got, want) {
+					t.Errorf("events:\n got %q\nwant %q", got, want)
+				}
+				id := evs[0].(*a2a.Task).ID
+				want := []drop{{id, abort}, {id, abort}}
+				if !reflect.DeepEqual(drops, want) {
+					t.Errorf("hook calls = %+v, want %+v", drops, want)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if refused != 2 {
+					t.Errorf("%d reconnections refused, want 2 (streams %d)", refused, streams)
+				}
+			})
+		}
+	}
+	t.Run("SendAndFollow", func(t *testing.T) {
+		t.Parallel()
+		agent := &stepsAgent{start: make(chan struct{}), n: 3}
+		close(agent.start)
+		cut := &cutter{frames: []int{2}, abort: true}
+		ts := newTestServer(t, serverOpts{agent: agent, wrap: cut.wrap})
+		var drops []drop
+		c := newClient(t, ts.URL, a2a.BindingJSONRPC, client.WithBackoff(time.Millisecond, 10*time.Millisecond),
+			client.WithReconnectHook(func(taskID string, err error) { drops = append(drops, drop{taskID, err != nil}) }))
+		evs := collect(t, c.SendAndFollow(t.Context(), &a2a.SendMessageRequest{Message: client.TextMessage("go")}))
+		if want := []drop{{evs[0].(*a2a.Task).ID, true}}; !reflect.DeepEqual(drops, want) {
+			t.Errorf("hook calls = %+v, want %+v", drops, want)
+		}
+		// An uncut stream is not reported.
+		drops = nil
+		collect(t, c.SendAndFollow(t.Context(), &a2a.SendMessageRequest{Message: client.TextMessage("go")}))
+		if len(drops) != 0 {
+			t.Errorf("hook called for a stream that was not cut: %+v", drops)
+		}
+	})
+}

@@ -39,7 +39,8 @@ type config struct {
 	signatures  CardSignatureVerifier // WithCardSignatures
 	backoffMin  time.Duration
 	backoffMax  time.Duration
-	transports  map[string]dialFunc // WithTransport, by binding name as given
+	transports  map[string]dialFunc            // WithTransport, by binding name as given
+	onReconnect func(taskID string, err error) // WithReconnectHook
 
 	interceptors []Interceptor // WithInterceptors, outermost first
 }

@@ -48,6 +48,7 @@ func TestOptionValidation(t *testing.T) {
 		"nil verifier":         {client.WithCardVerifier(nil)},
 		"zero backoff":         {client.WithBackoff(0, time.Second)},
 		"backoff max < min":    {client.WithBackoff(time.Second, time.Millisecond)},
+		"nil reconnect hook":   {client.WithReconnectHook(nil)},
 		"no scheme name":       {client.WithCredentials("", cred)},
 		"nil credential func":  {client.WithCredentials("bearer", nil)},
 		"undeclared scheme":    {client.WithCredentials("nope", cred)},

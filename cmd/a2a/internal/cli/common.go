@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -99,9 +101,23 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	if err != nil {
 		return nil, err
 	}
-	if hc != nil {
-		opts = append(opts, client.WithHTTPClient(hc))
+	// The probe notes how the card fetch was answered, to say what is at a
+	// URL that serves no card (connerr.go). It hides the *http.Transport
+	// from the gRPC transport, which takes its TLS settings from it: they
+	// are given to the gRPC transport itself below.
+	var tlsConf *tls.Config
+	if hc == nil {
+		hc = &http.Client{}
+	} else if tr, ok := hc.Transport.(*http.Transport); ok {
+		tlsConf = tr.TLSClientConfig
 	}
+	probe := &cardProbe{next: hc.Transport}
+	if probe.next == nil {
+		probe.next = http.DefaultTransport
+	}
+	probed := *hc
+	probed.Transport = probe
+	opts = append(opts, client.WithHTTPClient(&probed))
 	if f.timeout > 0 {
 		opts = append(opts, client.WithTimeout(f.timeout))
 	}
@@ -126,13 +142,24 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 		// URL must not keep the CLI from its JSON bindings. TLS for
 		// https:// URLs and, for host:port, when the card came over https
 		// or --cacert/--cert is given (client/grpcclient).
-		opts = append(opts, grpcclient.Transport(), client.WithBindings(a2a.BindingGRPC))
+		var gopts []grpcclient.Option
+		if tlsConf != nil {
+			gopts = append(gopts, grpcclient.WithTLS(tlsConf))
+		}
+		opts = append(opts, grpcclient.Transport(gopts...), client.WithBindings(a2a.BindingGRPC))
 	default:
 		return nil, usageError(fmt.Sprintf("--binding %q: want jsonrpc, rest or grpc", f.binding))
 	}
 	// The card URL may be given in full; the client wants the base.
 	base := strings.TrimSuffix(strings.TrimRight(rawURL, "/"), "/.well-known/agent-card.json")
-	return client.New(e.ctx, base, append(opts, extra...)...)
+	c, err := client.New(e.ctx, base, append(opts, extra...)...)
+	if err != nil {
+		if p := diagnose(err, rawURL, probe); p != nil {
+			return nil, p
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
 // fail prints err the way a person wants to read it and returns the exit
@@ -140,10 +167,17 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 func (e *env) fail(cmd string, err error) int {
 	var ue usageError
 	var ae *a2a.Error
+	var cp *connProblem
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(e.stderr, "a2a %s: %s\n", cmd, ue)
 		return ExitUsage
+	case errors.As(err, &cp):
+		fmt.Fprintf(e.stderr, "a2a %s: %s\n", cmd, cp.msg)
+		if cp.hint != "" {
+			fmt.Fprintf(e.stderr, "hint: %s\n", cp.hint)
+		}
+		return ExitConnection
 	case errors.As(err, &ae):
 		fmt.Fprintf(e.stderr, "a2a %s: %s: %s%s\n", cmd, ae.Code, ae.Text(), errorDetails(ae))
 		return ExitProtocol

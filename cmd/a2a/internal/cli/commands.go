@@ -247,12 +247,13 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 	} else if o.hookToken != "" {
 		return usageError("--webhook-token needs --webhook")
 	}
-	c, err := cf.connect(e, pos[0])
+	notes := e.newStreamNotes("send", pos[0])
+	c, err := cf.connect(e, pos[0], notes.option())
 	if err != nil {
 		return err
 	}
 	if o.stream {
-		return e.follow(cf, c.SendAndFollow(e.ctx, req))
+		return e.follow(cf, notes, c.SendAndFollow(e.ctx, req))
 	}
 	res, err := c.SendMessage(e.ctx, req)
 	if err != nil {
@@ -316,18 +317,23 @@ func (o *sendFlags) message(text string) (*a2a.Message, error) {
 }
 
 // follow prints a stream of events, live for people or as JSON lines, and
-// turns the task's last state into the exit status.
-func (e *env) follow(cf *clientFlags, events func(func(a2a.Event, error) bool)) error {
-	var view *liveView
+// turns the task's last state into the exit status. What happens to the
+// stream besides its events goes to stderr through n (streams.go): a lost
+// connection, and on Ctrl-C how to pick the task up again.
+func (e *env) follow(cf *clientFlags, n *streamNotes, events func(func(a2a.Event, error) bool)) error {
 	if !cf.json {
-		view = newLiveView(e.stdout, style{e.term}, e.term)
-		defer view.Close()
+		n.view = newLiveView(e.stdout, style{e.term}, e.term)
+		defer n.closeView()
 	}
 	last := a2a.TaskStateUnspecified
 	for ev, err := range events {
 		if err != nil {
+			if e.ctx.Err() != nil {
+				return n.interrupted()
+			}
 			return err
 		}
+		n.event(ev)
 		switch x := ev.(type) {
 		case *a2a.Task:
 			last = x.Status.State
@@ -339,7 +345,7 @@ func (e *env) follow(cf *clientFlags, events func(func(a2a.Event, error) bool)) 
 				return err
 			}
 		} else {
-			view.Event(ev)
+			n.view.Event(ev)
 		}
 	}
 	if code := taskExit(last); code != ExitOK {
@@ -401,11 +407,12 @@ var watchCommand = &command{
 	name: "watch", args: "URL TASK_ID", about: "follow a task to its end (streams, resumes, or polls)", want: 2,
 	setup: func(*flag.FlagSet) func(*env, *clientFlags, []string) error {
 		return func(e *env, cf *clientFlags, pos []string) error {
-			c, err := cf.connect(e, pos[0])
+			notes := e.newStreamNotes("watch", pos[0])
+			c, err := cf.connect(e, pos[0], notes.option())
 			if err != nil {
 				return err
 			}
-			return e.follow(cf, c.Follow(e.ctx, pos[1]))
+			return e.follow(cf, notes, c.Follow(e.ctx, pos[1]))
 		}
 	},
 }

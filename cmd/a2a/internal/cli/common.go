@@ -25,6 +25,8 @@ const (
 	ExitProtocol   = 3 // the agent answered with an A2A error
 	ExitConnection = 4 // no answer: connection refused, timeout, cut off
 	ExitTaskFailed = 5 // the task ended failed, rejected or canceled
+
+	ExitInterrupted = 130 // Ctrl-C (SIGINT) while following a task, as shells report it
 )
 
 // env is what a command runs with.

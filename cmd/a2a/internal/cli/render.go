@@ -327,6 +327,15 @@ func (v *liveView) Close() {
 	}
 }
 
+// Note writes line to w (stderr), clearing the spinner first so that the
+// two do not share a line on a terminal.
+func (v *liveView) Note(w io.Writer, line string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clearSpin()
+	fmt.Fprintln(w, line)
+}
+
 // Event prints one event.
 func (v *liveView) Event(ev a2a.Event) {
 	v.mu.Lock()

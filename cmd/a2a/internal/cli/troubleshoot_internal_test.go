@@ -5,6 +5,23 @@ import (
 	"testing"
 )
 
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8080":                "http://127.0.0.1:8080",
+		"https://agent.example.com/a/b":        "https://agent.example.com/a/b",
+		"id-1":                                 "id-1",
+		"6f1c2e9a-0b7d-4c1e-9f00-1a2b3c4d5e6f": "6f1c2e9a-0b7d-4c1e-9f00-1a2b3c4d5e6f",
+		"http://host/?a=1&b=2":                 "'http://host/?a=1&b=2'",
+		"task one":                             "'task one'",
+		"it's":                                 `'it'\''s'`,
+		"":                                     "''",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 func TestBaseURLHint(t *testing.T) {
 	for in, want := range map[string]string{
 		"http://h:1/a2a/jsonrpc":                                     "give the agent's base URL, such as http://h:1",

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/a2ahttp"
@@ -207,3 +208,170 @@ func tlsAlertServer(t *testing.T) string {
 	})
 	return ln.Addr().String()
 }
+
+// hangingAgent reports working and then waits, until the test ends.
+type hangingAgent struct{ release chan struct{} }
+
+func (a hangingAgent) Execute(ctx context.Context, req *server.Request, w *server.Writer) error {
+	if err := w.Working(ctx, "thinking it over"); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-a.release:
+		return w.Complete(ctx, "done")
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by a process and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// interrupt starts the binary, sends it SIGINT once its stdout holds
+// marker, and returns what it printed and its exit status.
+func interrupt(t *testing.T, base, marker string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = testEnv()
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(stdout.String(), marker) {
+		if ctx.Err() != nil {
+			t.Fatalf("a2a %v never printed %q:\n%s%s", args, marker, stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("a2a %v: %v", args, err)
+	}
+	clean := func(s string) string { return strings.ReplaceAll(s, base, "URL") }
+	return result{clean(stdout.String()), clean(stderr.String()), code}
+}
+
+// TestInterruptedStream: Ctrl-C while following a task says how to pick
+// it up again and exits 130; the task goes on.
+func TestInterruptedStream(t *testing.T) {
+	release := make(chan struct{})
+	base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: hangingAgent{release}})
+	t.Cleanup(func() { close(release) }) // before the server closes
+
+	r := interrupt(t, base, "● working", "send", "--stream", base, "Think it over")
+	wantExit(t, r, 130)
+	runGolden(t, "interrupt-send-stream", r)
+
+	r = invoke(t, invocation{args: []string{"send", "--async", "--json", base, "Think it over"}})
+	wantExit(t, r, 0)
+	var res a2a.SendMessageResponse
+	if err := a2a.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	id := res.Result.(*a2a.Task).ID
+	waitWorking(t, base, id)
+	r = interrupt(t, base, "thinking it over", "watch", base, id)
+	wantExit(t, r, 130)
+	runGolden(t, "interrupt-watch", r)
+
+	r = interrupt(t, base, `"state":"TASK_STATE_WORKING"`, "watch", "--json", base, id)
+	wantExit(t, r, 130)
+	if !strings.Contains(r.stderr, "a2a watch URL "+id+"\n") || strings.Contains(r.stdout, "a2a watch") {
+		t.Errorf("with --json, the resume commands go to stderr only:\n--- stdout\n%s--- stderr\n%s", r.stdout, r.stderr)
+	}
+}
+
+// waitWorking waits for the task to be working.
+func waitWorking(t *testing.T, base, id string) {
+	t.Helper()
+	c, err := client.New(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		task, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+		if err == nil && task.Status.State == a2a.TaskStateWorking {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s never got to working: %v, %v", id, task, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cutFirstStream tears down the connection of the first SSE stream after
+// frames events, once, as a proxy that drops a connection.
+func cutFirstStream(frames int) func(http.Handler) http.Handler {
+	var once sync.Once
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			cut := false
+			if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+				once.Do(func() { cut = true })
+			}
+			if cut {
+				w = &dropWriter{ResponseWriter: w, left: frames}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+type dropWriter struct {
+	http.ResponseWriter
+	left int
+}
+
+func (w *dropWriter) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte("data:")) {
+		if w.left == 0 {
+			panic(http.ErrAbortHandler) // net/http drops the connection
+		}
+		w.left--
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *dropWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestLostStream: a stream cut mid-task is resumed; stderr says so once
+// and the output is what an uncut stream prints.
+func TestLostStream(t *testing.T) {
+	for _, binding := range []string{"jsonrpc", "rest"} {
+		t.Run(binding, func(t *testing.T) {
+			base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: &testrunner.Agent{}, wrap: cutFirstStream(2)})
+			r := run(t, base, "send", "--stream", "--binding", binding, base, "Run the unit tests for payments-api at commit a41d7c3")
+			wantExit(t, r, 0)
+			runGolden(t, "send-stream-lost", r)
+		})
+	}
+}
+
+// partsAgent completes each task with an artifact that lists the parts

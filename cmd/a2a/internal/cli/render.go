@@ -97,6 +97,17 @@ func indent(text, prefix string) string {
 	return prefix + strings.ReplaceAll(text, "\n", "\n"+prefix) + "\n"
 }
 
+// hang prefixes the first line of text with first and the others with
+// rest, so that the lines of one message read as one block under its
+// label.
+func hang(text, first, rest string) string {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return ""
+	}
+	return first + strings.ReplaceAll(text, "\n", "\n"+rest) + "\n"
+}
+
 func short(id string) string {
 	if len(id) > 8 {
 		return id[:8]
@@ -244,7 +255,7 @@ func printTask(w io.Writer, s style, t *a2a.Task) {
 			if m.Role == a2a.RoleAgent {
 				who = "agent"
 			}
-			fmt.Fprint(w, indent(strings.TrimRight(partsText(m.Parts), "\n"), "  "+s.dim(who)+" "))
+			fmt.Fprint(w, hang(partsText(m.Parts), "  "+s.dim(who)+" ", "        "))
 		}
 	}
 	switch t.Status.State {
@@ -360,9 +371,17 @@ func (v *liveView) Event(ev a2a.Event) {
 		v.state = e.Status.State
 		text := ""
 		if m := e.Status.Message; m != nil {
-			text = ": " + strings.TrimRight(partsText(m.Parts), "\n")
+			text = strings.TrimRight(partsText(m.Parts), "\n")
 		}
-		fmt.Fprintf(v.w, "%s %s%s\n", s.dim("●"), s.state(e.Status.State), text)
+		switch {
+		case text == "":
+			fmt.Fprintf(v.w, "%s %s\n", s.dim("●"), s.state(e.Status.State))
+		case !strings.Contains(text, "\n"):
+			fmt.Fprintf(v.w, "%s %s: %s\n", s.dim("●"), s.state(e.Status.State), text)
+		default: // a message of several lines or parts: one block under the state
+			fmt.Fprintf(v.w, "%s %s\n", s.dim("●"), s.state(e.Status.State))
+			fmt.Fprint(v.w, indent(text, "  │ "))
+		}
 		v.last = ""
 	case *a2a.TaskArtifactUpdateEvent:
 		if !e.Append || v.last != e.Artifact.ArtifactID {

@@ -375,3 +375,45 @@ func TestLostStream(t *testing.T) {
 }
 
 // partsAgent completes each task with an artifact that lists the parts
+// of the message it got, and a status message of several lines and parts.
+type partsAgent struct{}
+
+func (partsAgent) Execute(ctx context.Context, req *server.Request, w *server.Writer) error {
+	var b strings.Builder
+	for _, p := range req.Message.Parts {
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			fmt.Fprintf(&b, "text %q\n", string(c))
+		case a2a.Raw:
+			fmt.Fprintf(&b, "file %s, %s, %d bytes\n", p.Filename, p.MediaType, len(c))
+		case a2a.Data:
+			fmt.Fprintf(&b, "data %s (%s)\n", c, p.MediaType)
+		}
+	}
+	if err := w.Status(ctx, a2a.TaskStateWorking, w.NewMessage(a2a.TextPart("Reading the parts:\none by one"), a2a.TextPart("then listing them"))); err != nil {
+		return err
+	}
+	if err := w.Artifact(ctx, a2a.Artifact{ArtifactID: "parts", Parts: []a2a.Part{a2a.TextPart(b.String())}}); err != nil {
+		return err
+	}
+	return w.Complete(ctx, fmt.Sprintf("%d parts", len(req.Message.Parts)))
+}
+
+func partsCard(jsonrpcURL, restURL string) *a2a.AgentCard {
+	c := testrunner.Card(jsonrpcURL, restURL)
+	c.Name, c.Skills = "parts", nil
+	c.DefaultInputModes = []string{"*/*"}
+	return c
+}
+
+// TestMessageRendering: a message of several parts or lines reads as one
+// block under its label, in a task's history and in a live stream.
+func TestMessageRendering(t *testing.T) {
+	base := startAgentWith(t, agentSetup{card: partsCard, agent: partsAgent{}})
+	r := run(t, base, "send", "--stream", base, "First line\nsecond line")
+	wantExit(t, r, 0)
+	runGolden(t, "render-stream", r)
+	r = run(t, base, "get", base, "id-1")
+	wantExit(t, r, 0)
+	runGolden(t, "render-history", r)
+}

@@ -58,7 +58,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return ExitUsage
 	}
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, term: isTerminal(stdout)}
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: stdout, stderr: stderr, term: isTerminal(stdout)}
 	switch args[0] {
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr)

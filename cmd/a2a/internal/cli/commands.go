@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"mime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,7 +200,7 @@ func runCard(e *env, cf *clientFlags, pos []string, check *cardCheck, extra ...c
 
 // sendFlags are the flags of a2a send.
 type sendFlags struct {
-	files     multiFlag
+	files     filesFlag
 	data      string
 	taskID    string
 	contextID string
@@ -213,11 +212,12 @@ type sendFlags struct {
 }
 
 var sendCommand = &command{
-	name: "send", args: "URL TEXT", about: "send a message; wait for the task to finish (or stream it with --stream)", want: 2,
+	name: "send", args: "URL TEXT", about: "send a message (TEXT - reads it from standard input); wait for the task to finish (or stream it with --stream)", want: 2,
 	setup: func(fs *flag.FlagSet) func(*env, *clientFlags, []string) error {
 		o := &sendFlags{history: -1}
-		fs.Var(&o.files, "file", "attach a file as a raw part (repeatable)")
-		fs.StringVar(&o.data, "data", "", "attach a JSON value as a data part")
+		fs.Var(&o.files, "file", "attach `PATH` as a raw part, its media type guessed from its extension, else its content (repeatable)")
+		fs.Var(fileTypeFlag{&o.files}, "file-type", "the media `TYPE` of the --file before it, instead of the guess")
+		fs.StringVar(&o.data, "data", "", "attach a `JSON` value as a data part")
 		fs.StringVar(&o.taskID, "task", "", "continue this task (answer an input-required task)")
 		fs.StringVar(&o.contextID, "context", "", "send within this context")
 		fs.BoolVar(&o.stream, "stream", false, "stream the task's progress as it happens")
@@ -234,7 +234,15 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 	if o.stream && o.async {
 		return usageError("--stream and --async do not go together")
 	}
-	msg, err := o.message(pos[1])
+	text := pos[1]
+	if text == "-" {
+		t, err := e.readMessage()
+		if err != nil {
+			return err
+		}
+		text = t
+	}
+	msg, err := o.message(text)
 	if err != nil {
 		return err
 	}
@@ -288,25 +296,20 @@ func (o *sendFlags) message(text string) (*a2a.Message, error) {
 		msg.Parts = nil
 	}
 	for _, f := range o.files {
-		b, err := os.ReadFile(f)
+		b, err := os.ReadFile(f.path)
 		if err != nil {
-			return nil, usageError(fmt.Sprintf("--file: %v", err))
+			return nil, usageError(fileError(f.path, err))
 		}
-		mt := mime.TypeByExtension(filepath.Ext(f))
+		mt := f.mediaType
 		if mt == "" {
-			mt = "application/octet-stream"
+			mt = guessMediaType(f.path, b)
 		}
-		if i := strings.IndexByte(mt, ';'); i >= 0 {
-			mt = mt[:i]
-		}
-		if filepath.Ext(f) == ".diff" || filepath.Ext(f) == ".patch" {
-			mt = "text/x-diff"
-		}
-		msg.Parts = append(msg.Parts, a2a.Part{Content: a2a.Raw(b), Filename: filepath.Base(f), MediaType: mt})
+		msg.Parts = append(msg.Parts, a2a.Part{Content: a2a.Raw(b), Filename: filepath.Base(f.path), MediaType: mt})
 	}
 	if o.data != "" {
-		if !json.Valid([]byte(o.data)) {
-			return nil, usageError("--data: not valid JSON")
+		var v any
+		if err := json.Unmarshal([]byte(o.data), &v); err != nil {
+			return nil, usageError(fmt.Sprintf("--data: not valid JSON: %v", err))
 		}
 		msg.Parts = append(msg.Parts, a2a.Part{Content: a2a.Data(o.data), MediaType: "application/json"})
 	}

@@ -32,6 +32,7 @@ const (
 // env is what a command runs with.
 type env struct {
 	ctx    context.Context
+	stdin  io.Reader // a2a send URL - reads the message from it
 	stdout io.Writer
 	stderr io.Writer
 	term   bool // stdout is a terminal: live progress and colours allowed

@@ -40,3 +40,24 @@ func TestBaseURLHint(t *testing.T) {
 		}
 	}
 }
+
+func TestGuessMediaType(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	for _, c := range []struct {
+		path    string
+		content []byte
+		want    string
+	}{
+		{"a.json", []byte("{}"), "application/json"},
+		{"a.PNG", nil, "image/png"},
+		{"fix.diff", []byte("--- a\n+++ b\n"), "text/x-diff"},
+		{"pixel", png, "image/png"},
+		{"notes", []byte("plain words\n"), "text/plain"},
+		{"blob", []byte{0, 1, 2}, "application/octet-stream"},
+		{"empty", nil, "text/plain"},
+	} {
+		if got := guessMediaType(c.path, c.content); got != c.want {
+			t.Errorf("guessMediaType(%q) = %q, want %q", c.path, got, c.want)
+		}
+	}
+}

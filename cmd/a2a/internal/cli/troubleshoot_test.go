@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -404,6 +405,69 @@ func partsCard(jsonrpcURL, restURL string) *a2a.AgentCard {
 	c.Name, c.Skills = "parts", nil
 	c.DefaultInputModes = []string{"*/*"}
 	return c
+}
+
+// TestMessageInput: TEXT - reads standard input, --file guesses the media
+// type (--file-type overrides it), --data takes JSON; mistakes are usage
+// errors (exit 2) that name the file or the flag.
+func TestMessageInput(t *testing.T) {
+	base := startAgentWith(t, agentSetup{card: partsCard, agent: partsAgent{}})
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	png := write("pixel", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"))
+	jsonFile := write("config.json", []byte(`{"retries":3}`))
+	blob := write("blob.bin", []byte{0, 1, 2, 3})
+	replace := map[string]string{base: "URL", dir: "DIR"}
+
+	r := invoke(t, invocation{args: []string{"send", base, "-"}, stdin: "hi\n", replace: replace})
+	wantExit(t, r, 0)
+	runGolden(t, "send-stdin", r)
+
+	r = invoke(t, invocation{args: []string{"send", base, "-", "--file", png, "--file", jsonFile, "--file", blob, "--file-type", "image/webp", "--data", `{"n":1}`},
+		stdin: "Look at these.\nAll of them.\n\n", replace: replace})
+	wantExit(t, r, 0)
+	runGolden(t, "send-parts", r)
+
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"send-missing-file", []string{"send", base, "x", "--file", filepath.Join(dir, "missing.png")}},
+		{"send-directory-file", []string{"send", base, "x", "--file", dir}},
+		{"send-bad-data", []string{"send", base, "x", "--data", `{"n":}`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := invoke(t, invocation{args: c.args, replace: replace})
+			wantExit(t, r, 2)
+			runGolden(t, c.name, r)
+		})
+	}
+	// Flag syntax errors print the flag package's usage: only the line and
+	// the status are checked here.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"send", base, "x", "--file-type", "image/png", "--file", png}, "give it after the --file it is the type of"},
+		{[]string{"send", base, "x", "--file", png, "--file-type", "png"}, "not a media type"},
+	} {
+		r := invoke(t, invocation{args: c.args, replace: replace})
+		wantExit(t, r, 2)
+		if !strings.Contains(r.stderr, c.want) {
+			t.Errorf("a2a %v: stderr lacks %q:\n%s", c.args, c.want, r.stderr)
+		}
+	}
+	r = invoke(t, invocation{args: []string{"send", base, "-"}, stdin: "\n"})
+	wantExit(t, r, 2)
+	if !strings.Contains(r.stderr, "nothing to send") {
+		t.Errorf("empty standard input: %s", r.stderr)
+	}
 }
 
 // TestMessageRendering: a message of several parts or lines reads as one

@@ -106,7 +106,7 @@ func (c *command) help(w io.Writer, fs *flag.FlagSet) {
 }
 
 var cardCommand = &command{
-	name: "card", args: "URL", about: "fetch and show an agent's card (its extended card with --token or --header)", want: 1,
+	name: "card", args: "URL", about: "fetch and show an agent's card (its extended card with --token, --api-key or --header)", want: 1,
 	setup: func(fs *flag.FlagSet) func(*env, *clientFlags, []string) error {
 		var o cardFlags
 		fs.StringVar(&o.jwks, "jwks", "", "verify the card's signatures (A2A §8.4) with the keys of this JWK set, a file or an http(s) URL; exit 1 if none verifies")
@@ -162,7 +162,7 @@ func runCard(e *env, cf *clientFlags, pos []string, check *cardCheck, extra ...c
 	// the agent offers one (A2A §3.1.11).
 	public := c.Card()
 	extended := false
-	if cf.token != "" || len(cf.headers) > 0 {
+	if cf.authenticated() {
 		if public.Capabilities.SupportsExtendedCard() {
 			if check != nil {
 				check.inExtended = true // the client verifies a signed extended card

@@ -43,6 +43,7 @@ type clientFlags struct {
 	json    bool
 	headers multiFlag
 	token   string
+	apiKey  string
 	binding string
 	timeout time.Duration
 	tls     clientTLSFlags // --cacert, --cert, --key (clienttls.go)
@@ -56,7 +57,8 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the exact protocol JSON (one object per line for streams)")
 	fs.Var(&f.headers, "header", `extra request header "Name: value" (repeatable)`)
-	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token>")
+	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token> (default $A2A_TOKEN)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key, sent as the card's API-key scheme declares, else in X-API-Key (default $A2A_API_KEY)")
 	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc, rest or grpc (default: the card's first)")
 	f.tls.register(fs)
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")
@@ -99,6 +101,9 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageError(fmt.Sprintf("%q is not an agent URL (want http://host:port or https://...)", rawURL))
 	}
+	if err := f.credentials(); err != nil {
+		return nil, err
+	}
 	var opts []client.Option
 	hc, err := f.tls.httpClient(e.stderr)
 	if err != nil {
@@ -134,6 +139,11 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 	if f.token != "" {
 		opts = append(opts, client.WithBearerToken(f.token))
 	}
+	var key *apiKeyAuth
+	if f.apiKey != "" {
+		key = &apiKeyAuth{key: f.apiKey}
+		opts = append(opts, client.WithInterceptors(key))
+	}
 	switch strings.ToLower(f.binding) {
 	case "":
 	case "jsonrpc", "json-rpc":
@@ -161,6 +171,11 @@ func (f *clientFlags) connect(e *env, rawURL string, extra ...client.Option) (*c
 			return nil, p
 		}
 		return nil, err
+	}
+	if key != nil {
+		if err := key.use(c.Card()); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

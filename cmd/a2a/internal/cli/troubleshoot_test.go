@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
@@ -480,4 +481,129 @@ func TestMessageRendering(t *testing.T) {
 	r = run(t, base, "get", base, "id-1")
 	wantExit(t, r, 0)
 	runGolden(t, "render-history", r)
+}
+
+// keyRecorder records the credentials of the requests it passes on.
+type keyRecorder struct {
+	mu   sync.Mutex
+	seen []string // "path header=value"
+}
+
+func (k *keyRecorder) wrap(header string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k.mu.Lock()
+		k.seen = append(k.seen, fmt.Sprintf("%s %s=%q Authorization=%q", r.URL.Path, header, r.Header.Get(header), r.Header.Get("Authorization")))
+		k.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (k *keyRecorder) take() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s := k.seen
+	k.seen = nil
+	return s
+}
+
+// TestCredentials: --api-key goes in the header the card's API-key scheme
+// names (X-API-Key when it names none), --token as a bearer token, each
+// from the environment when the flag is not given, never with the card
+// fetch; and no output ever shows them.
+func TestCredentials(t *testing.T) {
+	const secret = "s3cret-k3y-0123456789"
+	keyed := func(name string) func(*a2a.AgentCard) {
+		return func(c *a2a.AgentCard) {
+			c.SecuritySchemes = map[string]a2a.SecurityScheme{"key": auth.APIKeyScheme(auth.WithKeyIn(auth.KeyInHeader, name))}
+			c.SecurityRequirements = []a2a.SecurityRequirement{{Schemes: map[string]a2a.StringList{"key": {}}}}
+		}
+	}
+	// The A2A bindings want the key; the card is public.
+	guard := func(rec *keyRecorder, header string, opts ...auth.Option) func(http.Handler) http.Handler {
+		return func(mux http.Handler) http.Handler {
+			checked := auth.APIKey(map[string]string{secret: "alice"}, mux, opts...)
+			return rec.wrap(header, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == client.WellKnownCardPath {
+					mux.ServeHTTP(w, r)
+					return
+				}
+				checked.ServeHTTP(w, r)
+			}))
+		}
+	}
+
+	t.Run("declared header", func(t *testing.T) {
+		rec := &keyRecorder{}
+		base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: &testrunner.Agent{}, edit: keyed("X-Agent-Key"),
+			wrap: guard(rec, "X-Agent-Key", auth.WithKeyIn(auth.KeyInHeader, "X-Agent-Key"))})
+		for _, in := range []invocation{
+			{args: []string{"list", base, "--api-key", secret}},
+			{args: []string{"list", base}, env: []string{"A2A_API_KEY=" + secret}},
+			{args: []string{"list", base, "--api-key", secret, "--binding", "rest"}},
+		} {
+			r := invoke(t, in)
+			wantExit(t, r, 0)
+			seen := rec.take()
+			want := []string{
+				fmt.Sprintf(`%s X-Agent-Key="" Authorization=""`, client.WellKnownCardPath),
+			}
+			if len(seen) != 2 || seen[0] != want[0] || !strings.Contains(seen[1], fmt.Sprintf(`X-Agent-Key=%q`, secret)) {
+				t.Errorf("a2a %v: requests %q, want the card without the key and the call with it", in.args, seen)
+			}
+		}
+		// A wrong key: the agent's error, without the key.
+		const wrong = "wr0ng-k3y-9876543210"
+		r := invoke(t, invocation{args: []string{"list", base, "--api-key", wrong}, replace: map[string]string{base: "URL"}})
+		wantExit(t, r, 3)
+		runGolden(t, "api-key-wrong", r)
+		for _, in := range []invocation{
+			{args: []string{"list", base, "--api-key", wrong, "--json"}},
+			{args: []string{"send", "--stream", base, "x"}, env: []string{"A2A_API_KEY=" + wrong, "A2A_TOKEN=" + wrong}},
+			{args: []string{"list", "http://127.0.0.1:1", "--api-key", wrong, "--token", wrong}},
+			{args: []string{"list", base + "/a2a/jsonrpc", "--api-key", wrong, "--token", wrong}},
+			{args: []string{"list", base, "--api-key", wrong + "\n", "--token", wrong}},
+			{args: []string{"list", base, "--token", wrong + " x"}},
+		} {
+			r := invoke(t, in)
+			if r.code == 0 || strings.Contains(r.stdout+r.stderr, wrong) {
+				t.Errorf("a2a %v: exit %d, the output shows the credential or the call succeeded:\n%s%s", in.args, r.code, r.stdout, r.stderr)
+			}
+		}
+	})
+
+	t.Run("no scheme declared", func(t *testing.T) {
+		rec := &keyRecorder{}
+		base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: &testrunner.Agent{}, wrap: guard(rec, auth.APIKeyHeader)})
+		r := invoke(t, invocation{args: []string{"list", base, "--api-key", secret}})
+		wantExit(t, r, 0)
+		if seen := rec.take(); len(seen) != 2 || !strings.Contains(seen[1], fmt.Sprintf(`X-API-Key=%q`, secret)) {
+			t.Errorf("requests %q, want the key in X-API-Key", seen)
+		}
+	})
+
+	t.Run("token from the environment", func(t *testing.T) {
+		rec := &keyRecorder{}
+		base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: &testrunner.Agent{}, wrap: func(h http.Handler) http.Handler { return rec.wrap("X-None", h) }})
+		r := invoke(t, invocation{args: []string{"list", base}, env: []string{"A2A_TOKEN=" + secret}})
+		wantExit(t, r, 0)
+		seen := rec.take()
+		if len(seen) != 2 || strings.Contains(seen[0], secret) || !strings.Contains(seen[1], `Authorization="Bearer `+secret+`"`) {
+			t.Errorf("requests %q, want the bearer token on the call only", seen)
+		}
+		// The flag wins over the environment.
+		r = invoke(t, invocation{args: []string{"list", base, "--token", "other"}, env: []string{"A2A_TOKEN=" + secret}})
+		wantExit(t, r, 0)
+		if seen := rec.take(); len(seen) != 2 || !strings.Contains(seen[1], `Authorization="Bearer other"`) {
+			t.Errorf("requests %q, want the flag's token", seen)
+		}
+	})
+
+	t.Run("key in the query", func(t *testing.T) {
+		base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: &testrunner.Agent{}, edit: func(c *a2a.AgentCard) {
+			c.SecuritySchemes = map[string]a2a.SecurityScheme{"key": auth.APIKeyScheme(auth.WithKeyIn(auth.KeyInQuery, "api_key"))}
+		}})
+		r := invoke(t, invocation{args: []string{"list", base, "--api-key", secret}, replace: map[string]string{base: "URL"}})
+		wantExit(t, r, 2)
+		runGolden(t, "api-key-in-query", r)
+	})
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"net/url"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +61,21 @@ func TestGuessMediaType(t *testing.T) {
 		if got := guessMediaType(c.path, c.content); got != c.want {
 			t.Errorf("guessMediaType(%q) = %q, want %q", c.path, got, c.want)
 		}
+	}
+}
+
+// TestGRPCWithCACertAndAPIKey: over gRPC, --cacert still reaches the TLS
+// of the gRPC connection (the card probe hides the *http.Transport it used
+// to be read from) and --api-key travels as metadata.
+func TestGRPCWithCACertAndAPIKey(t *testing.T) {
+	dataDir := t.TempDir()
+	ts := startServe(t, "--store", "memory", "--data-dir", dataDir, "--tls-self-signed", "--grpc-addr", "127.0.0.1:0", "--api-key", "alice=key-a")
+	certFile := filepath.Join(dataDir, "tls", "self-signed.crt")
+	var stdout, stderr syncBuffer
+	if code := Main(t.Context(), []string{"send", "--binding", "grpc", "--cacert", certFile, "--api-key", "key-a", ts.base, "hello"}, &stdout, &stderr); code != ExitOK {
+		t.Fatalf("a2a send --binding grpc --cacert: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "completed") {
+		t.Errorf("a2a send --binding grpc: %s", stdout.String())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -150,7 +151,9 @@ func TestNoAgentCard(t *testing.T) {
 		io.WriteString(w, `{"status":"ok"}`)
 	}))
 	t.Cleanup(notCard.Close)
-	tlsAgent := httptest.NewTLSServer(http.NotFoundHandler())
+	tlsAgent := httptest.NewUnstartedServer(http.NotFoundHandler())
+	tlsAgent.Config.ErrorLog = log.New(io.Discard, "", 0) // the plain request's handshake error is the point
+	tlsAgent.StartTLS()
 	t.Cleanup(tlsAgent.Close)
 	alert := tlsAlertServer(t)
 

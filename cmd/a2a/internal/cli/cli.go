@@ -22,7 +22,7 @@ const usage = `a2a: the goa2a command line for the Agent2Agent protocol v1.0
 
 Usage:
   a2a card URL [--jwks FILE|URL]     show an agent's card (and verify its signature)
-  a2a send URL TEXT [flags]          send a message (--stream, --async, --task, --file, --data, --history)
+  a2a send URL TEXT|- [flags]        send a message, TEXT or standard input (--stream, --async, --task, --file, --data)
   a2a get URL TASK_ID                show a task
   a2a list URL [flags]               list tasks (--status, --context, --all)
   a2a cancel URL TASK_ID             cancel a task
@@ -39,8 +39,9 @@ Usage:
 
 URL is the agent's base URL (its card is at URL/.well-known/agent-card.json).
 Every client command takes --json (exact protocol JSON; one object per line
-for streams), --header "Name: value", --token TOKEN, --binding jsonrpc|rest|grpc
-and --timeout. Run "a2a COMMAND --help" for a command's flags.
+for streams), --header "Name: value", --token TOKEN (or $A2A_TOKEN),
+--api-key KEY (or $A2A_API_KEY), --binding jsonrpc|rest|grpc and --timeout.
+Run "a2a COMMAND --help" for a command's flags.
 
 Exit status:
   0  success
@@ -49,6 +50,7 @@ Exit status:
   3  the agent answered with an A2A error (the kind and message are printed)
   4  no answer: connection refused, timed out or cut off
   5  the task ended failed, rejected or canceled
+  130  interrupted (Ctrl-C) while following a task; the task goes on
 `
 
 // Main runs the command with args (without the program name) and returns

@@ -72,8 +72,10 @@
 //     blocking is always written.
 //   - final: JS 1.3 sets it for terminal states only, a2a-go for terminal
 //     and input-required; this package for terminal and both interrupted
-//     states, as v1.0 ends its streams (A2A §7.6.1 keeps auth-required
-//     open in v1.0; a v0.3 call has no way to say it will go on).
+//     states, those after which the client has to act: a v0.3 client takes
+//     final as the end of the call's stream. (A v1.0 stream stays open
+//     through auth-required, A2A §7.6.1; a v0.3 binding ends it where it
+//     wrote final.)
 //   - a role v1.0 leaves unspecified is "agent" for JS, passed on
 //     unspecified by a2a-go; here it is an error.
 //   - several webhook schemes: both keep the first. Several OAuth flows:
@@ -90,6 +92,10 @@
 //   - additionalInterfaces of a served card: a2a-go's FromV1AgentCard
 //     lists the main interface again, JS and a2a-go's card producer do
 //     not; nor does this package.
+//   - a2a-go's own dual card nests each v1.0 security scheme under
+//     "apiKey", "http", "oauth2", ... beside the v0.3 members; this
+//     package uses v1.0's member names (apiKeySecurityScheme, ...), which
+//     is what a v1.0 reader reads. Both read the other's v0.3 members.
 //   - bad base64 in file bytes: a2a-go keeps the string's bytes, JS drops
 //     the bad characters; here an error.
 //

@@ -2,6 +2,8 @@ package v03
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/goa2a/a2a/a2a"
@@ -160,7 +162,7 @@ func FromV1AgentCard(c *a2a.AgentCard) (*AgentCard, error) {
 	}
 	if c.SecuritySchemes != nil {
 		out.SecuritySchemes = make(map[string]SecurityScheme, len(c.SecuritySchemes))
-		for _, name := range sortedKeys(c.SecuritySchemes) {
+		for _, name := range slices.Sorted(maps.Keys(c.SecuritySchemes)) {
 			s := c.SecuritySchemes[name]
 			if out.SecuritySchemes[name], err = fromV1Scheme(&s, key("securitySchemes", name)); err != nil {
 				return nil, err
@@ -260,7 +262,7 @@ func ToV1AgentCard(c *AgentCard) (*a2a.AgentCard, error) {
 	}
 	if c.SecuritySchemes != nil {
 		out.SecuritySchemes = make(map[string]a2a.SecurityScheme, len(c.SecuritySchemes))
-		for _, name := range sortedKeys(c.SecuritySchemes) {
+		for _, name := range slices.Sorted(maps.Keys(c.SecuritySchemes)) {
 			s := c.SecuritySchemes[name]
 			v, err := toV1Scheme(&s, key("securitySchemes", name))
 			if err != nil {

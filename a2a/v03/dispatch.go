@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -26,56 +27,26 @@ func ToV1Request(method string, params json.RawMessage) (op string, req any, err
 	}
 	switch op {
 	case a2a.MethodSendMessage, a2a.MethodSendStreamingMessage:
-		var p MessageSendParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		if p.Message == nil {
-			return "", nil, invalid("message", "message is required")
-		}
-		req, err = ToV1SendMessageRequest(&p)
+		req, err = decodeThen(params, decodeParams, func(p *MessageSendParams) (*a2a.SendMessageRequest, error) {
+			if p.Message == nil {
+				return nil, invalid("message", "message is required")
+			}
+			return ToV1SendMessageRequest(p)
+		})
 	case a2a.MethodGetTask:
-		var p TaskQueryParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1GetTaskRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1GetTaskRequest)
 	case a2a.MethodCancelTask:
-		var p TaskIDParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1CancelTaskRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1CancelTaskRequest)
 	case a2a.MethodSubscribeToTask:
-		var p TaskIDParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1SubscribeToTaskRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1SubscribeToTaskRequest)
 	case a2a.MethodCreateTaskPushNotificationConfig:
-		var p TaskPushNotificationConfig
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1TaskPushNotificationConfig(&p)
+		req, err = decodeThen(params, decodeParams, ToV1TaskPushNotificationConfig)
 	case a2a.MethodGetTaskPushNotificationConfig:
-		var p GetTaskPushNotificationConfigParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1GetTaskPushNotificationConfigRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1GetTaskPushNotificationConfigRequest)
 	case a2a.MethodListTaskPushNotificationConfigs:
-		var p ListTaskPushNotificationConfigParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1ListTaskPushNotificationConfigsRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1ListTaskPushNotificationConfigsRequest)
 	case a2a.MethodDeleteTaskPushNotificationConfig:
-		var p DeleteTaskPushNotificationConfigParams
-		if err := decodeParams(params, &p); err != nil {
-			return "", nil, err
-		}
-		req, err = ToV1DeleteTaskPushNotificationConfigRequest(&p)
+		req, err = decodeThen(params, decodeParams, ToV1DeleteTaskPushNotificationConfigRequest)
 	case a2a.MethodGetExtendedAgentCard:
 		// The method has no params; whatever is sent is not read.
 		req = &a2a.GetExtendedAgentCardRequest{}
@@ -84,6 +55,15 @@ func ToV1Request(method string, params json.RawMessage) (op string, req any, err
 		return "", nil, err
 	}
 	return op, req, nil
+}
+
+// decodeThen decodes data into a new P and translates it with f.
+func decodeThen[P, R any](data json.RawMessage, decode func(json.RawMessage, any) error, f func(*P) (R, error)) (any, error) {
+	var p P
+	if err := decode(data, &p); err != nil {
+		return nil, err
+	}
+	return f(&p)
 }
 
 // decodeParams decodes the params object of a call into p.
@@ -251,27 +231,17 @@ func ToV1Result(op string, result json.RawMessage) (any, error) {
 			}
 		}
 	case a2a.MethodGetTask, a2a.MethodCancelTask:
-		var t Task
-		if err = decodeResult(result, &t); err == nil {
-			out, err = ToV1Task(&t)
-		}
+		out, err = decodeThen(result, decodeResult, ToV1Task)
 	case a2a.MethodCreateTaskPushNotificationConfig, a2a.MethodGetTaskPushNotificationConfig:
-		var c TaskPushNotificationConfig
-		if err = decodeResult(result, &c); err == nil {
-			out, err = ToV1TaskPushNotificationConfig(&c)
-		}
+		out, err = decodeThen(result, decodeResult, ToV1TaskPushNotificationConfig)
 	case a2a.MethodListTaskPushNotificationConfigs:
-		var cs []TaskPushNotificationConfig
-		if err = decodeResult(result, &cs); err == nil {
-			out, err = ToV1ListTaskPushNotificationConfigsResponse(cs)
-		}
+		out, err = decodeThen(result, decodeResult, func(cs *[]TaskPushNotificationConfig) (*a2a.ListTaskPushNotificationConfigsResponse, error) {
+			return ToV1ListTaskPushNotificationConfigsResponse(*cs)
+		})
 	case a2a.MethodDeleteTaskPushNotificationConfig:
 		return nil, nil
 	case a2a.MethodGetExtendedAgentCard:
-		var c AgentCard
-		if err = decodeResult(result, &c); err == nil {
-			out, err = ToV1AgentCard(&c)
-		}
+		out, err = decodeThen(result, decodeResult, ToV1AgentCard)
 	default:
 		_, err = FromV1Method(op)
 	}
@@ -281,6 +251,7 @@ func ToV1Result(op string, result json.RawMessage) (any, error) {
 	return out, nil
 }
 
+// decodeResult decodes the result of a call into v.
 func decodeResult(result json.RawMessage, v any) error {
 	if err := json.Unmarshal(result, v); err != nil {
 		return invalid("result", "the result does not have the shape of the method's: "+err.Error())
@@ -290,29 +261,8 @@ func decodeResult(result json.RawMessage, v any) error {
 
 // isNil reports whether v is nil or holds a nil pointer.
 func isNil(v any) bool {
-	switch p := v.(type) {
-	case nil:
-		return true
-	case *MessageSendParams:
-		return p == nil
-	case *TaskQueryParams:
-		return p == nil
-	case *TaskIDParams:
-		return p == nil
-	case *TaskPushNotificationConfig:
-		return p == nil
-	case *GetTaskPushNotificationConfigParams:
-		return p == nil
-	case *ListTaskPushNotificationConfigParams:
-		return p == nil
-	case *DeleteTaskPushNotificationConfigParams:
-		return p == nil
-	case *Task:
-		return p == nil
-	case *AgentCard:
-		return p == nil
-	}
-	return false
+	rv := reflect.ValueOf(v)
+	return v == nil || rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 func typeName(v any) string {

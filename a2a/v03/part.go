@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -99,9 +100,9 @@ func fromV1Part(p *a2a.Part, path string) (Part, error) {
 		if marked {
 			return Part{}, notInV03(join(path, "metadata."+DataPartCompatKey), "the member is needed to wrap data that is not an object")
 		}
-		md := make(map[string]any, len(p.Metadata)+1)
-		for k, v := range p.Metadata {
-			md[k] = v
+		md := maps.Clone(p.Metadata)
+		if md == nil {
+			md = make(map[string]any, 1)
 		}
 		md[DataPartCompatKey] = true
 		wrapped := make([]byte, 0, len(raw)+len(`{"value":}`))
@@ -171,14 +172,10 @@ func toV1Part(p *Part, path string) (a2a.Part, error) {
 		if err := json.Unmarshal(raw, &w); err != nil || len(w) != 1 || w["value"] == nil {
 			return a2a.Part{}, invalid(join(path, "data"), "a data part marked "+DataPartCompatKey+" must be {\"value\": ...}")
 		}
-		var md map[string]any
-		if len(p.Metadata) > 1 {
-			md = make(map[string]any, len(p.Metadata)-1)
-			for k, v := range p.Metadata {
-				if k != DataPartCompatKey {
-					md[k] = v
-				}
-			}
+		md := maps.Clone(p.Metadata)
+		delete(md, DataPartCompatKey)
+		if len(md) == 0 {
+			md = nil
 		}
 		return a2a.Part{Content: a2a.Data(w["value"]), Metadata: md}, nil
 	case "":

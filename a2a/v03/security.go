@@ -2,7 +2,6 @@ package v03
 
 import (
 	"encoding/json"
-	"sort"
 
 	"github.com/goa2a/a2a/a2a"
 )
@@ -335,15 +334,4 @@ func nonNilMap[K comparable, V any](m map[K]V) map[K]V {
 		return map[K]V{}
 	}
 	return m
-}
-
-// sortedKeys returns the keys of m in order, so that errors name the same
-// member from run to run.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

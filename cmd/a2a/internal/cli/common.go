@@ -57,8 +57,8 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the exact protocol JSON (one object per line for streams)")
 	fs.Var(&f.headers, "header", `extra request header "Name: value" (repeatable)`)
-	fs.StringVar(&f.token, "token", "", "bearer token sent as Authorization: Bearer <token> (default $A2A_TOKEN)")
-	fs.StringVar(&f.apiKey, "api-key", "", "API key, sent as the card's API-key scheme declares, else in X-API-Key (default $A2A_API_KEY)")
+	fs.StringVar(&f.token, "token", "", "bearer `TOKEN` sent as Authorization: Bearer TOKEN (default $A2A_TOKEN)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API `KEY`, sent as the card's API-key scheme declares, else in X-API-Key (default $A2A_API_KEY)")
 	fs.StringVar(&f.binding, "binding", "", "binding to use: jsonrpc, rest or grpc (default: the card's first)")
 	f.tls.register(fs)
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of each request; 0 for none (streams are never limited)")

@@ -743,7 +743,7 @@ func (d *Deliverer) work(ctx context.Context, k configKey, f *flight, j store.Pu
 				continue
 			}
 			d.failed.Add(1)
-			next := store.PushState{Delivered: st.Delivered, Attempts: st.Attempts + 1, LastError: res.Err.Error()}
+			next := store.PushState{Delivered: st.Delivered, Attempts: st.Attempts + 1, LastError: lastError(res.Err)}
 			var retry *retryable
 			if errors.As(res.Err, &retry) && next.Attempts < d.maxAttempts {
 				wait := d.wait(next.Attempts, retry.after)
@@ -998,6 +998,22 @@ func (d *Deliverer) call(ctx context.Context, cfg *a2a.TaskPushNotificationConfi
 		res.Err = err
 	}
 	return res
+}
+
+// RefusedPrefix begins the recorded last error (store.PushState.LastError)
+// of a call the [Guard] refused, so that whoever reads the state, such as
+// a2a push get, can tell the server's own refusal from a receiver's
+// answer: registering the config again does not mend it, admitting the
+// address does.
+const RefusedPrefix = "refused: "
+
+// lastError is the text of a failed call, as the config's state keeps it.
+func lastError(err error) string {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return RefusedPrefix + err.Error()
+	}
+	return err.Error()
 }
 
 // quoteBody quotes the start of a refusing receiver's body, for the

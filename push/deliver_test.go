@@ -820,3 +820,43 @@ func TestDeliverCallHook(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliverRefusedState: a webhook the guard refuses is marked failing
+// at once, and its recorded error begins with push.RefusedPrefix, so that
+// a reader of the state (a2a push get) can tell the server's refusal from
+// a receiver's answer.
+func TestDeliverRefusedState(t *testing.T) {
+	t.Parallel()
+	st := memory.New()
+	strict, err := push.NewGuard() // 127.0.0.1 is not admitted
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := make(chan push.Result, 10)
+	r := newRig(t, st, newGated(0), push.WithGuard(strict), push.WithResultHook(func(res push.Result) {
+		if res.Failing {
+			failing <- res
+		}
+	}))
+	k := newHook(t, nil)
+	taskID := r.start(t, &a2a.TaskPushNotificationConfig{URL: k.url()})
+	r.agent.allow(r.agent.updates())
+	select {
+	case <-failing:
+	case <-time.After(e2eTimeout):
+		t.Fatal("the config was never marked failing")
+	}
+	id := mustOnlyConfig(t, r, taskID)
+	stt, err := st.PushState(context.Background(), store.Scope{}, taskID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := push.RefusedPrefix + "webhook address 127.0.0.1 is loopback"; !stt.Failing || stt.Attempts != 1 || !strings.HasPrefix(stt.LastError, want) {
+		t.Errorf("state %+v, want failing after 1 attempt with an error beginning %q", stt, want)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.calls != 0 {
+		t.Errorf("the refused webhook was called %d times", k.calls)
+	}
+}

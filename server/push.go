@@ -157,8 +157,14 @@ const PushDeliveryExtension = "https://github.com/goa2a/a2a/extensions/push-deli
 // semicolon-separated items: "delivered=SEQ" (the last event of the task's
 // log it is done with), "attempts=N" (failed attempts at the next one),
 // "next=RFC3339" (when it is next tried, for a retry), "failing" (delivery
-// gave up: register the config again to resume it) and "error=QUOTED"
-// (why the last attempt failed, always the last item).
+// gave up: register the config again to resume it), "last=SEQ" (the last
+// event of the task's log now, so delivered below last means events are
+// on their way), "ended" (the task is in a terminal state),
+// "nothing-to-send" (the task had ended when the config was registered:
+// no event is left for it, and none will come) and "error=QUOTED" (why the
+// last attempt failed, always the last item; a call the server's SSRF
+// guard refused begins "refused: "). Clients ignore items they do not
+// know, so items may be added.
 const PushDeliveryHeader = "A2A-Push-Delivery"
 
 // describeDelivery adds the delivery state of config c to the response
@@ -183,6 +189,20 @@ func (h *Handler) describeDelivery(ctx context.Context, scope store.Scope, c *a2
 	}
 	if st.Failing {
 		items = append(items, "failing")
+	}
+	if t, last, err := h.store.Get(ctx, scope, c.TaskID); err == nil {
+		items = append(items, "last="+strconv.FormatInt(last, 10))
+		if t.Status.State.Terminal() {
+			items = append(items, "ended")
+			// A config registered on an ended task starts at its last
+			// event, due, with nothing to claim (store.PushState): the
+			// worker never touches it. One that delivered the task's end
+			// is parked, or holds a claim's NextAttempt, instead.
+			if st.Delivered == last && st.Phase == store.PushDue && st.NextAttempt.IsZero() &&
+				st.Attempts == 0 && !st.Failing && st.LastError == "" {
+				items = append(items, "nothing-to-send")
+			}
+		}
 	}
 	if st.LastError != "" { // last: its text may hold semicolons
 		items = append(items, "error="+strconv.QuoteToASCII(st.LastError))

@@ -520,11 +520,27 @@ func TestPushDeliveryHeader(t *testing.T) {
 		t.Errorf("without the extension the answer has metadata %+v", md)
 	}
 	md := get("https://other.example/ext", server.PushDeliveryExtension)
-	if got, want := md.fields[server.PushDeliveryHeader], "delivered=2; attempts=0"; got != want {
+	if got, want := md.fields[server.PushDeliveryHeader], "delivered=2; attempts=0; last=2"; got != want {
 		t.Errorf("%s = %q, want %q (a new config starts at the task's last event)", server.PushDeliveryHeader, got, want)
 	}
 	if len(md.activated) != 1 || md.activated[0] != server.PushDeliveryExtension {
 		t.Errorf("activated %q, want the extension", md.activated)
+	}
+
+	// A config registered on a task that has ended has nothing to send,
+	// and the header says so rather than look delivered.
+	done := sendTask(t, h, ctx, newRequest("complete"))
+	late, err := h.CreateTaskPushNotificationConfig(ctx, &a2a.TaskPushNotificationConfig{TaskID: done.ID, URL: "https://example.com/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md = &responseMetadata{fields: map[string]string{}}
+	gctx := server.WithServiceParams(testCtx(t), server.ServiceParams{Version: a2a.ProtocolVersion, Extensions: []string{server.PushDeliveryExtension}, Response: md})
+	if _, err := h.GetTaskPushNotificationConfig(gctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: done.ID, ID: late.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := md.fields[server.PushDeliveryHeader], "delivered=2; attempts=0; last=2; ended; nothing-to-send"; got != want {
+		t.Errorf("on an ended task: %s = %q, want %q", server.PushDeliveryHeader, got, want)
 	}
 }
 

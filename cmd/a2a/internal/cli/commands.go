@@ -13,6 +13,7 @@ import (
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/auth"
 	"github.com/goa2a/a2a/client"
+	"github.com/goa2a/a2a/internal/uuid"
 )
 
 // command is one client subcommand.
@@ -251,7 +252,9 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 		req.Configuration.HistoryLength = a2a.Ptr(int32(o.history))
 	}
 	if o.webhook != "" {
-		req.Configuration.TaskPushNotificationConfig = &a2a.TaskPushNotificationConfig{URL: o.webhook, Token: o.hookToken}
+		// The config's id is ours to choose (A2A §4.3), so that we can
+		// say which config the message registered.
+		req.Configuration.TaskPushNotificationConfig = &a2a.TaskPushNotificationConfig{ID: uuid.New(), URL: o.webhook, Token: o.hookToken}
 	} else if o.hookToken != "" {
 		return usageError("--webhook-token needs --webhook")
 	}
@@ -261,7 +264,12 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 		return err
 	}
 	if o.stream {
-		return e.follow(cf, notes, c.SendAndFollow(e.ctx, req))
+		var taskID string
+		err := e.follow(cf, notes, noteTaskID(c.SendAndFollow(e.ctx, req), &taskID))
+		if _, ok := err.(exitCode); err == nil || ok {
+			e.noteWebhook(cf, req, taskID)
+		}
+		return err
 	}
 	res, err := c.SendMessage(e.ctx, req)
 	if err != nil {
@@ -281,11 +289,48 @@ func (o *sendFlags) run(e *env, cf *clientFlags, pos []string) error {
 		if !cf.json {
 			printTask(e.stdout, style{e.term}, r)
 		}
+		e.noteWebhook(cf, req, r.ID)
 		if code := taskExit(r.Status.State); code != ExitOK {
 			return exitCode(code)
 		}
 	}
 	return nil
+}
+
+// noteWebhook says which webhook config the message of a2a send
+// registered on task taskID, if it carried one: on stdout after the task,
+// or on stderr with --json, whose stdout is the protocol's JSON only.
+func (e *env) noteWebhook(cf *clientFlags, req *a2a.SendMessageRequest, taskID string) {
+	pc := req.Configuration.TaskPushNotificationConfig
+	if pc == nil || taskID == "" {
+		return
+	}
+	w := e.stdout
+	if cf.json {
+		w = e.stderr
+	}
+	fmt.Fprintf(w, "webhook config %s registered for task %s\n", pc.ID, taskID)
+}
+
+// noteTaskID passes events on, keeping the id of their task in id.
+func noteTaskID(events func(func(a2a.Event, error) bool), id *string) func(func(a2a.Event, error) bool) {
+	return func(yield func(a2a.Event, error) bool) {
+		for ev, err := range events {
+			if *id == "" {
+				switch x := ev.(type) {
+				case *a2a.Task:
+					*id = x.ID
+				case *a2a.TaskStatusUpdateEvent:
+					*id = x.TaskID
+				case *a2a.TaskArtifactUpdateEvent:
+					*id = x.TaskID
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
 
 // message builds the user message of a2a send.

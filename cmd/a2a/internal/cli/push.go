@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/client"
+	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
 )
 
@@ -54,6 +56,10 @@ var pushCommands = map[string]*command{
 				ctx := client.WithResponseHeader(e.ctx, &hdr)
 				out, err := c.GetTaskPushNotificationConfig(ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: pos[1], ID: pos[2]})
 				if err != nil {
+					if e.configMissing(c, err, pos[1]) {
+						fmt.Fprintf(e.stderr, "a2a push get: webhook config %s was not found on task %s\n", pos[2], pos[1])
+						return exitCode(ExitProtocol)
+					}
 					return err
 				}
 				if err := e.showConfigs(cf, out); err != nil {
@@ -100,6 +106,17 @@ var pushCommands = map[string]*command{
 				if err != nil {
 					return err
 				}
+				if !cf.json {
+					// Deleting succeeds whether or not the config was there
+					// (A2A §3.1.10): ask first, so as to say which. Exit 0
+					// either way, as the protocol answers: the config is
+					// gone, which is what a script deleting it wants.
+					_, err := c.GetTaskPushNotificationConfig(e.ctx, &a2a.GetTaskPushNotificationConfigRequest{TaskID: pos[1], ID: pos[2]})
+					if err != nil && e.configMissing(c, err, pos[1]) {
+						fmt.Fprintf(e.stdout, "webhook config %s was not found on task %s (nothing deleted)\n", pos[2], pos[1])
+						return nil
+					}
+				}
 				if err := c.DeleteTaskPushNotificationConfig(e.ctx, &a2a.DeleteTaskPushNotificationConfigRequest{TaskID: pos[1], ID: pos[2]}); err != nil {
 					return err
 				}
@@ -111,6 +128,19 @@ var pushCommands = map[string]*command{
 			}
 		},
 	},
+}
+
+// configMissing reports whether err, the answer to a call about one
+// config of task taskID, means that the config does not exist on a task
+// that does. The protocol answers TaskNotFoundError for both (A2A §3.1.8),
+// so the task is looked up to tell them apart.
+func (e *env) configMissing(c *client.Client, err error, taskID string) bool {
+	var ae *a2a.Error
+	if !errors.As(err, &ae) || ae.Code != a2a.CodeTaskNotFound {
+		return false
+	}
+	_, err = c.GetTask(e.ctx, &a2a.GetTaskRequest{ID: taskID, HistoryLength: a2a.Ptr(int32(0))})
+	return err == nil
 }
 
 func (e *env) showConfigs(cf *clientFlags, c *a2a.TaskPushNotificationConfig) error {
@@ -133,16 +163,22 @@ func printConfig(w io.Writer, c *a2a.TaskPushNotificationConfig) {
 	fmt.Fprintf(w, "webhook %s  task %s  -> %s%s\n", c.ID, c.TaskID, c.URL, extra)
 }
 
-// describeDelivery turns the server's delivery header into a sentence:
-// "up to date through event 12", "retrying event 13 (2 failed attempts,
-// next at ...): webhook answered 503 ...", "FAILING at event 13 after 10
-// attempts: ...; register the config again (push create --id ...) to
-// resume".
+// describeDelivery turns the server's delivery header into a sentence
+// that says only what the state shows: "nothing to deliver: the task had
+// ended when the config was created", "done: the task ended, and every
+// update since the config was created went out (through event 9, its
+// last)", "up to date: ... waiting for the next", "catching up: updates
+// went out through event 3 of the task's 7", "retrying event
+// 4 (2 failed attempts, next at ...): webhook answered 503 ...", "FAILING
+// at event 4 after 10 attempts: ...; register the config again with the
+// same id to resume", or "REFUSED at event 2: ..." when the server's SSRF
+// guard will not call the webhook. A server older than the "last" item
+// gets the plain "done through event N of the task's log".
 func describeDelivery(v string) string {
-	var delivered int64
+	var delivered, last int64
 	attempts := 0
 	var next, why string
-	failing := false
+	failing, ended, nothing, haveLast := false, false, false, false
 	if i := strings.Index(v, "error="); i >= 0 {
 		// Last, and its quoted text may hold semicolons.
 		if u, err := strconv.Unquote(v[i+len("error="):]); err == nil {
@@ -163,10 +199,22 @@ func describeDelivery(v string) string {
 			next = val
 		case "failing":
 			failing = true
+		case "last":
+			last, _ = strconv.ParseInt(val, 10, 64)
+			haveLast = true
+		case "ended":
+			ended = true
+		case "nothing-to-send":
+			nothing = true
 		}
 	}
+	done := strconv.FormatInt(delivered, 10)
 	at := strconv.FormatInt(delivered+1, 10)
 	switch {
+	case failing && strings.HasPrefix(why, push.RefusedPrefix):
+		// Registering again would be refused again: the server's
+		// allow-list decides.
+		return "REFUSED at event " + at + ": the server will not call this webhook: " + strings.TrimPrefix(why, push.RefusedPrefix)
 	case failing:
 		s := "FAILING at event " + at + " after " + plural(attempts, "attempt")
 		if why != "" {
@@ -183,7 +231,15 @@ func describeDelivery(v string) string {
 			s += ": " + why
 		}
 		return s
+	case nothing:
+		return "nothing to deliver: the task had ended when the config was created"
+	case !haveLast:
+		return "done through event " + done + " of the task's log"
+	case delivered < last:
+		return "catching up: updates went out through event " + done + " of the task's " + strconv.FormatInt(last, 10)
+	case ended:
+		return "done: the task ended, and every update since the config was created went out (through event " + done + ", its last)"
 	default:
-		return "ok, delivered through event " + strconv.FormatInt(delivered, 10) + " of the task's log"
+		return "up to date: every update since the config was created went out (through event " + done + "); waiting for the next"
 	}
 }

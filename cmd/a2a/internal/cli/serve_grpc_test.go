@@ -90,7 +90,7 @@ func TestServeGRPC(t *testing.T) {
 	if code := Main(t.Context(), []string{"push", "get", "--binding", "grpc", "--header", "X-API-Key: key-a", ts.base, task.GetId(), cfgRes.GetId()}, &out, &errOut); code != ExitOK {
 		t.Fatalf("a2a push get --binding grpc: exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(out.String(), "delivery  ok") {
+	if !strings.Contains(out.String(), "delivery  nothing to deliver: the task had ended when the config was created") {
 		t.Errorf("a2a push get --binding grpc printed:\n%s", out.String())
 	}
 	m := ts.metrics(t)

@@ -333,6 +333,9 @@ func (cfg *serveConfig) validate() error {
 	if cfg.dataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
+	if err := cfg.checkWildcardAddr(); err != nil { // serve_addr.go
+		errs = append(errs, err)
+	}
 	errs = append(errs, cfg.tlsSettings.validate(cfg.set, cfg.publicURL)...)
 	errs = append(errs, cfg.jwtSettings.validate(cfg.set)...)
 	errs = append(errs, cfg.signSettings.validate(cfg.set)...)

@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/goa2a/a2a/store"
@@ -291,8 +293,15 @@ func (sp *storeSpec) open(ctx context.Context, o storeOptions) (store.Store, err
 		path := sp.arg
 		if sp.inDataDir {
 			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				if at := existingAncestor(filepath.Dir(path)); denied(err) && at != "" {
+					return nil, fmt.Errorf("not writable: %s (%s): cannot create the data directory %s in it; give --data-dir a directory this user may write",
+						at, reason(err), filepath.Dir(path))
+				}
 				return nil, fmt.Errorf("creating the data directory: %w", err)
 			}
+		}
+		if err := checkWritableDir(path, sp.inDataDir); err != nil {
+			return nil, err
 		}
 		d := sqlite.ProcessCrash
 		if o.durability == "power" {
@@ -320,6 +329,66 @@ func (sp *storeSpec) open(ctx context.Context, o storeOptions) (store.Store, err
 		return st, nil
 	}
 	return memory.New(), nil
+}
+
+// checkWritableDir makes sure that the directory of the SQLite file at
+// path takes new files, as the store's -wal and -shm files (and the file
+// itself, when new) need: else SQLite fails with "unable to open database
+// file (14)" or "attempt to write a readonly database", naming neither the
+// path nor the cause. It creates and removes a file there, which answers
+// for root (whom permission bits do not stop), immutable directories and
+// read-only file systems alike. A directory that does not exist is left
+// to sqlite.Open, which says so.
+func checkWritableDir(path string, inDataDir bool) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, ".a2a-write-check-*")
+	if err != nil {
+		fix := "give --store sqlite:PATH in a directory this user may write"
+		if inDataDir {
+			fix = "give --data-dir a directory this user may write"
+		}
+		return fmt.Errorf("not writable: %s (%s): the SQLite store keeps %s and its -wal and -shm files there; %s",
+			dir, reason(err), filepath.Base(path), fix)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// existingAncestor is the nearest directory of dir, or dir itself, that
+// exists: where creating dir failed; "" if none does.
+func existingAncestor(dir string) string {
+	for {
+		if fi, err := os.Stat(dir); err == nil {
+			if fi.IsDir() {
+				return dir
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// denied reports whether err is a refusal to write: permissions, an
+// immutable file or a read-only file system.
+func denied(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// reason is the system's word for err, without the path it names.
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // closeStore closes a store that holds resources.

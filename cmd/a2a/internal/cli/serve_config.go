@@ -176,6 +176,7 @@ func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
 	if err != nil {
 		return err
 	}
+	blankComments(data)
 	var settings map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&settings); err != nil {
@@ -209,6 +210,22 @@ func loadServeConfig(fs *flag.FlagSet, cfg *serveConfig) error {
 		cfg.set[key] = true
 	}
 	return nil
+}
+
+// blankComments turns each line of data whose first non-blank characters
+// are "//" into spaces, so that a config file may explain itself
+// (docs/serve.example.jsonc). No such line can be JSON: no token begins
+// with '/', and a string cannot span lines. Offsets stay as they were.
+func blankComments(data []byte) {
+	for line := range bytes.Lines(data) {
+		if t := bytes.TrimLeft(line, " \t"); bytes.HasPrefix(t, []byte("//")) {
+			for i := range t {
+				if t[i] != '\n' && t[i] != '\r' {
+					t[i] = ' '
+				}
+			}
+		}
+	}
 }
 
 func configKeys(fs *flag.FlagSet) string {

@@ -121,9 +121,22 @@ type serveRun struct {
 func newLogger(cfg *serveConfig, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.level}
 	if cfg.logFormat == "json" {
+		opts.ReplaceAttr = durationText
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationText writes a time.Duration as Go prints it, "1.5s", as the text
+// handler does. slog's JSON handler writes integer nanoseconds
+// ("grace":10000000000), a unit the key does not name; here, in the one
+// handler, every duration logged by serve, server, push, the stores and
+// the request log is caught, whoever adds one next.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // newServeRun makes the flags into a serve.Server, which listens; nothing

@@ -70,9 +70,14 @@ func TestServeHealthAndMetrics(t *testing.T) {
 
 	// The client may read the stream's end before the server has done
 	// accounting for it (a detached stream ends in a goroutine of its
-	// own): wait for that.
+	// own, which closes the stream, then records the request): wait for
+	// both.
 	after := ts.metrics(t)
-	for deadline := time.Now().Add(30 * time.Second); after[`a2a_open_streams{binding="rest"}`] != 0 && time.Now().Before(deadline); {
+	accounted := func() bool {
+		return after[`a2a_open_streams{binding="rest"}`] == 0 &&
+			after[`a2a_http_request_duration_seconds_count{binding="rest",method="SendStreamingMessage"}`] == 1
+	}
+	for deadline := time.Now().Add(30 * time.Second); !accounted() && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		after = ts.metrics(t)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -47,19 +48,39 @@ func TestMain(m *testing.M) {
 // startAgent serves agent with deterministic ids and clock on 127.0.0.1.
 func startAgent(t *testing.T, card func(string, string) *a2a.AgentCard, agent server.Agent) string {
 	t.Helper()
+	return startAgentWith(t, agentSetup{card: card, agent: agent})
+}
+
+// agentSetup is what startAgentWith serves.
+type agentSetup struct {
+	card  func(jsonrpcURL, restURL string) *a2a.AgentCard
+	agent server.Agent
+	edit  func(*a2a.AgentCard)            // changes the card before use
+	wrap  func(http.Handler) http.Handler // middleware around the mux
+	opts  []server.Option                 // more Handler options (a store, a pusher)
+}
+
+// startAgentWith serves s with deterministic ids and clock on 127.0.0.1,
+// as startAgent does, with its middleware, card edit and options.
+func startAgentWith(t *testing.T, s agentSetup) string {
+	t.Helper()
 	var mu sync.Mutex
 	n := 0
 	clock := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	h, err := server.NewHandler(card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath), agent,
+	card := s.card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath)
+	if s.edit != nil {
+		s.edit(card)
+	}
+	h, err := server.NewHandler(card, s.agent, append([]server.Option{
 		server.WithIDGenerator(func() string { mu.Lock(); defer mu.Unlock(); n++; return fmt.Sprintf("id-%d", n) }),
 		server.WithClock(func() time.Time {
 			mu.Lock()
 			defer mu.Unlock()
 			clock = clock.Add(250 * time.Millisecond)
 			return clock
-		}))
+		})}, s.opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +88,13 @@ func startAgent(t *testing.T, card func(string, string) *a2a.AgentCard, agent se
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = mux
+	var handler http.Handler = mux
+	if s.wrap != nil {
+		handler = s.wrap(mux)
+	}
+	srv.Config.Handler = handler
 	srv.Start()
-	t.Cleanup(func() { srv.Close(); _ = h.Close(context.Background()) })
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); _ = h.Close(context.Background()) })
 	return base
 }
 

@@ -7,14 +7,12 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/push"
 	"github.com/goa2a/a2a/server"
-	"github.com/goa2a/a2a/server/a2ahttp"
 	"github.com/goa2a/a2a/store/memory"
 )
 
@@ -38,43 +36,19 @@ func startPushAgent(t *testing.T, allow bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	n := 0
-	clock := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
 	agent := server.AgentFunc(func(ctx context.Context, req *server.Request, w *server.Writer) error {
 		if req.Message.Text() == "ask" {
 			return w.RequireInput(ctx, "Which branch?")
 		}
 		return (&testrunner.Agent{}).Execute(ctx, req, w)
 	})
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	h, err := server.NewHandler(testrunner.Card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath), agent,
-		server.WithStore(st), server.WithPusher(d),
-		server.WithIDGenerator(func() string { mu.Lock(); defer mu.Unlock(); n++; return fmt.Sprintf("id-%d", n) }),
-		server.WithClock(func() time.Time {
-			mu.Lock()
-			defer mu.Unlock()
-			clock = clock.Add(250 * time.Millisecond)
-			return clock
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux, err := a2ahttp.NewMux(h, a2ahttp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = mux
-	srv.Start()
+	base := startAgentWith(t, agentSetup{card: testrunner.Card, agent: agent, opts: []server.Option{server.WithStore(st), server.WithPusher(d)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = d.Run(ctx) }()
 	t.Cleanup(func() {
-		srv.Close()
 		cancel()
 		<-done
-		_ = h.Close(context.Background())
 	})
 	return base
 }

@@ -29,7 +29,6 @@ import (
 	"github.com/goa2a/a2a/client"
 	"github.com/goa2a/a2a/kit/testrunner"
 	"github.com/goa2a/a2a/server"
-	"github.com/goa2a/a2a/server/a2ahttp"
 )
 
 // runGolden compares a run with testdata/name.golden: its exit status,
@@ -86,51 +85,6 @@ func replaceAll(s string, r map[string]string) string {
 		s = strings.ReplaceAll(s, from, to)
 	}
 	return s
-}
-
-// agentSetup is what startAgentWith serves.
-type agentSetup struct {
-	card  func(jsonrpcURL, restURL string) *a2a.AgentCard
-	agent server.Agent
-	edit  func(*a2a.AgentCard)            // changes the card before use
-	wrap  func(http.Handler) http.Handler // middleware around the mux
-}
-
-// startAgentWith is startAgent with middleware and an edited card.
-func startAgentWith(t *testing.T, s agentSetup) string {
-	t.Helper()
-	var mu sync.Mutex
-	n := 0
-	clock := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
-	card := s.card(base+a2ahttp.JSONRPCPath, base+a2ahttp.RESTPath)
-	if s.edit != nil {
-		s.edit(card)
-	}
-	h, err := server.NewHandler(card, s.agent,
-		server.WithIDGenerator(func() string { mu.Lock(); defer mu.Unlock(); n++; return fmt.Sprintf("id-%d", n) }),
-		server.WithClock(func() time.Time {
-			mu.Lock()
-			defer mu.Unlock()
-			clock = clock.Add(250 * time.Millisecond)
-			return clock
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux, err := a2ahttp.NewMux(h, a2ahttp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var handler http.Handler = mux
-	if s.wrap != nil {
-		handler = s.wrap(mux)
-	}
-	srv.Config.Handler = handler
-	srv.Start()
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); _ = h.Close(context.Background()) })
-	return base
 }
 
 // TestNoAgentCard: a URL that serves no agent card, or the wrong one of

@@ -234,13 +234,13 @@ func TestRunDirAndEnv(t *testing.T) {
 func TestRunTimeout(t *testing.T) {
 	t.Parallel()
 	c := execagent.Command{Args: []string{"sleep", "30"}, Timeout: 100 * time.Millisecond}
-	start := time.Now()
 	r, _, err := collect(t, t.Context(), c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.TimedOut || r.Success() || r.Signal != "killed" || time.Since(start) > 5*time.Second || !strings.HasPrefix(r.Status(), "timed out after") {
-		t.Errorf("result %+v after %v", r, time.Since(start))
+	// Killed, not left to end its 30 s: the signal says so, no clock.
+	if !r.TimedOut || r.Success() || r.Signal != "killed" || !strings.HasPrefix(r.Status(), "timed out after") {
+		t.Errorf("result %+v", r)
 	}
 }
 
@@ -335,9 +335,9 @@ func TestRunCancelKillsGroup(t *testing.T) {
 func TestRunEmitErrorKills(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
-	start := time.Now()
 	r, err := sh("echo a; sleep 30").Run(t.Context(), nil, func(string, bool) error { return boom })
-	if !errors.Is(err, boom) || r == nil || r.Success() || time.Since(start) > 10*time.Second {
-		t.Errorf("result %+v, err %v, after %v", r, err, time.Since(start))
+	// Killed, not left to end its 30 s: the signal says so, no clock.
+	if !errors.Is(err, boom) || r == nil || r.Success() || r.Signal != "killed" {
+		t.Errorf("result %+v, err %v", r, err)
 	}
 }

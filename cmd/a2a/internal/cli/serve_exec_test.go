@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/goa2a/a2a/a2a"
 	"github.com/goa2a/a2a/internal/proctest"
@@ -151,14 +150,14 @@ func TestServeExecCanceled(t *testing.T) {
 func TestServeExecTimeout(t *testing.T) {
 	t.Parallel()
 	ts := startServe(t, "--exec", "sleep 30", "--exec-timeout", "200ms")
-	start := time.Now()
 	resp, err := ts.client(t, a2a.BindingJSONRPC).SendMessage(t.Context(), textRequest("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The status says the timeout ended it, not the 30 s sleep.
 	task := resp.Result.(*a2a.Task)
-	if task.Status.State != a2a.TaskStateFailed || !strings.HasPrefix(task.Status.Message.Text(), "sleep failed: timed out after ") || time.Since(start) > 10*time.Second {
-		t.Errorf("task %v %q after %v", task.Status.State, task.Status.Message.Text(), time.Since(start))
+	if task.Status.State != a2a.TaskStateFailed || !strings.HasPrefix(task.Status.Message.Text(), "sleep failed: timed out after ") {
+		t.Errorf("task %v %q", task.Status.State, task.Status.Message.Text())
 	}
 }
 

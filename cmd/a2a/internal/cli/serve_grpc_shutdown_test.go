@@ -68,7 +68,9 @@ func TestGRPCShutdownEndsStreams(t *testing.T) {
 	}
 	r := receive(t, "the gRPC stream", streamc)
 	code := ts.stop(t)
-	if d := time.Since(start); d > 6*time.Second {
+	// Far above the 2 s grace, for a busy machine: what it catches is a
+	// server that waits for the stream rather than its grace.
+	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("shutdown took %v with a 2s grace", d)
 	}
 	t.Logf("stream ended with last=%v err=%v; exit %d", r.last, r.err, code)

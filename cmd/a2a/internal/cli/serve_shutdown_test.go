@@ -100,7 +100,9 @@ func TestServeShutdownLetsTasksFinish(t *testing.T) {
 	if code := ts.stop(t); code != ExitOK {
 		t.Errorf("exit %d\n%s", code, ts.stderr.String())
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	// Generous, for a busy machine: what it catches is a drain that
+	// hangs on, not a slow one.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("shutdown took %v", d)
 	}
 	tasks := checkStore(t, ts.run.store)

@@ -422,3 +422,35 @@ func TestV03CodesAreV1Numbers(t *testing.T) {
 		}
 	}
 }
+
+func TestEndsStream(t *testing.T) {
+	status := func(s a2a.TaskState) *a2a.TaskStatusUpdateEvent {
+		return &a2a.TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: s}}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   a2a.Event
+		want bool
+	}{
+		{"message", &a2a.Message{MessageID: "m", Role: a2a.RoleAgent}, true},
+		{"working", status(a2a.TaskStateWorking), false},
+		{"completed", status(a2a.TaskStateCompleted), true},
+		{"input-required", status(a2a.TaskStateInputRequired), true},
+		{"auth-required", status(a2a.TaskStateAuthRequired), true},
+		{"task working", &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}, false},
+		{"task canceled", &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}}, true},
+		{"artifact", &a2a.TaskArtifactUpdateEvent{TaskID: "t"}, false},
+		{"nil", nil, false},
+	} {
+		if got := v03.EndsStream(tc.ev); got != tc.want {
+			t.Errorf("%s: EndsStream = %v, want %v", tc.name, got, tc.want)
+		}
+		// EndsStream and final say the same.
+		if st, ok := tc.ev.(*a2a.TaskStatusUpdateEvent); ok {
+			out, err := v03.FromV1TaskStatusUpdateEvent(st)
+			if err != nil || out.Final != tc.want {
+				t.Errorf("%s: final = %v (%v), want %v", tc.name, out.Final, err, tc.want)
+			}
+		}
+	}
+}

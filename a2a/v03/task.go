@@ -318,9 +318,32 @@ func FromV1TaskStatusUpdateEvent(e *a2a.TaskStatusUpdateEvent) (*TaskStatusUpdat
 	}
 	return &TaskStatusUpdateEvent{
 		Kind: KindStatusUpdate, TaskID: e.TaskID, ContextID: e.ContextID, Status: status,
-		Final:    e.Status.State.Terminal() || e.Status.State.Interrupted(),
+		Final:    finalState(e.Status.State),
 		Metadata: e.Metadata,
 	}, nil
+}
+
+// finalState reports whether a v0.3 server ends a stream at state s: a
+// terminal or interrupted one.
+func finalState(s a2a.TaskState) bool { return s.Terminal() || s.Interrupted() }
+
+// EndsStream reports whether a v0.3 stream (message/stream,
+// tasks/resubscribe) ends after the v0.3 form of ev: a message, a status
+// update that [FromV1TaskStatusUpdateEvent] writes with final true, and a
+// task in such a state (the snapshot a resubscription to a task that has
+// stopped begins with). A v1.0 stream stays open through auth-required
+// (A2A §7.6.1); a v0.3 client takes final as the end of the call, so a
+// v0.3 server ends it there.
+func EndsStream(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.Message:
+		return e != nil
+	case *a2a.TaskStatusUpdateEvent:
+		return e != nil && finalState(e.Status.State)
+	case *a2a.Task:
+		return e != nil && finalState(e.Status.State)
+	}
+	return false
 }
 
 // ToV1TaskStatusUpdateEvent returns the v1.0 form of e. Final is not

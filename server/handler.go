@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/a2a/v03"
 	"github.com/goa2a/a2a/internal/uuid"
 	"github.com/goa2a/a2a/store"
 	"github.com/goa2a/a2a/store/memory"
@@ -20,6 +21,7 @@ import (
 //
 // A Handler is safe for concurrent use. Call [Handler.Close] to stop it.
 type Handler struct {
+	v03      bool // WithV03
 	card     *a2a.AgentCard
 	agent    Agent
 	store    store.Store
@@ -105,6 +107,21 @@ func WithLogger(l *slog.Logger) Option {
 			return errors.New("server: WithLogger: nil logger")
 		}
 		h.log = l
+		return nil
+	}
+}
+
+// WithV03 serves A2A v0.3 clients too, beside v1.0 ones (A2A §3.6.2): a
+// binding that speaks v0.3 (the JSON-RPC binding, server/jsonrpc)
+// translates a call that sends A2A-Version 0.3, or none, with package
+// a2a/v03 and marks it in [ServiceParams.V03]; the Handler serves such
+// calls, and only those, as v0.3 ones. Without it, and by default, such a
+// call is refused with VersionNotSupported naming 1.0. Tasks are the same
+// for both: a task one version's client created is followed by the
+// other's.
+func WithV03() Option {
+	return func(h *Handler) error {
+		h.v03 = true
 		return nil
 	}
 }
@@ -329,13 +346,14 @@ func (h *Handler) begin(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if !versionSupported(p.Version) {
-		requested := p.Version
-		if requested == "" {
-			requested = "0.3 (no header)"
-		}
-		return a2a.NewError(a2a.CodeVersionNotSupported, "").
-			With("requested", requested).With("supported", a2a.ProtocolVersion)
+	v, err := h.ProtocolVersion(p.Version)
+	if err != nil {
+		return err
+	}
+	if (v == v03.Version) != p.V03 {
+		// A v0.3 version on a call in v1.0's shapes (or the reverse): the
+		// binding did not translate it, so it is not served as v0.3.
+		return versionError(p.Version, a2a.ProtocolVersion)
 	}
 	if v := extensionViolations(nil, a2a.HeaderExtensions, p.Extensions); len(v) > 0 {
 		return a2a.InvalidParams(v...)
@@ -355,14 +373,44 @@ func (h *Handler) begin(ctx context.Context) error {
 	return nil
 }
 
-// versionSupported compares Major.Minor only (A2A §3.6).
-func versionSupported(v string) bool {
-	if v == a2a.ProtocolVersion {
+// ProtocolVersion returns the protocol version, in Major.Minor form, in
+// which the Handler serves a call that sent A2A-Version requested ("" when
+// it sent none, which means 0.3, A2A §3.6.2): [a2a.ProtocolVersion], or
+// [v03.Version] with [WithV03]. Any other version is a VersionNotSupported
+// error naming the supported ones. Only Major.Minor counts (A2A §3.6).
+//
+// A binding that speaks v0.3 calls it to choose the shapes of a request
+// before decoding it; the Handler calls it again for every call.
+func (h *Handler) ProtocolVersion(requested string) (string, error) {
+	switch {
+	case versionIs(requested, a2a.ProtocolVersion):
+		return a2a.ProtocolVersion, nil
+	case h.v03 && (requested == "" || versionIs(requested, v03.Version)):
+		return v03.Version, nil
+	}
+	supported := a2a.ProtocolVersion
+	if h.v03 {
+		supported += ", " + v03.Version
+	}
+	return "", versionError(requested, supported)
+}
+
+func versionError(requested, supported string) *a2a.Error {
+	if requested == "" {
+		requested = "0.3 (no header)"
+	}
+	return a2a.NewError(a2a.CodeVersionNotSupported, "").
+		With("requested", requested).With("supported", supported)
+}
+
+// versionIs reports whether v is version want (Major.Minor), with or
+// without a patch version, which must not count in negotiation.
+func versionIs(v, want string) bool {
+	if v == want {
 		return true
 	}
-	// Accept a patch version, which must not count in negotiation.
-	n := len(a2a.ProtocolVersion)
-	return len(v) > n+1 && v[:n] == a2a.ProtocolVersion && v[n] == '.'
+	n := len(want)
+	return len(v) > n+1 && v[:n] == want && v[n] == '.'
 }
 
 // scope is the store scope of a call.

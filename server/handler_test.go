@@ -586,6 +586,59 @@ func TestServiceParamsVersion(t *testing.T) {
 	}
 }
 
+// TestServiceParamsV03 checks which calls WithV03 serves as v0.3 ones:
+// those the binding translated (V03), with A2A-Version 0.3 or none.
+func TestServiceParamsV03(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, testCard(fullCard), scripted, extendedCard(), server.WithV03())
+	tests := []struct {
+		name                string
+		params              server.ServiceParams
+		requested, supports string // "" when the call is served
+	}{
+		{name: "translated, no header", params: server.ServiceParams{V03: true}},
+		{name: "translated, 0.3", params: server.ServiceParams{Version: "0.3", V03: true}},
+		{name: "translated, 0.3.0", params: server.ServiceParams{Version: "0.3.0", V03: true}},
+		{name: "1.0", params: server.ServiceParams{Version: "1.0"}},
+		{name: "untranslated, no header", params: server.ServiceParams{}, requested: "0.3 (no header)", supports: "1.0"},
+		{name: "untranslated, 0.3", params: server.ServiceParams{Version: "0.3"}, requested: "0.3", supports: "1.0"},
+		{name: "translated, 1.0", params: server.ServiceParams{Version: "1.0", V03: true}, requested: "1.0", supports: "1.0"},
+		{name: "0.2", params: server.ServiceParams{Version: "0.2", V03: true}, requested: "0.2", supports: "1.0, 0.3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, op := range operations() {
+				t.Run(op.name, func(t *testing.T) {
+					t.Parallel()
+					err := op.call(t, h, server.WithServiceParams(testCtx(t), tc.params))
+					if tc.requested == "" {
+						if err != nil {
+							t.Fatalf("error = %v, want none", err)
+						}
+						return
+					}
+					e := wantErr(t, err, a2a.ErrVersionNotSupported)
+					if got := e.Metadata["requested"]; got != tc.requested {
+						t.Errorf("metadata requested = %q, want %q", got, tc.requested)
+					}
+					if got := e.Metadata["supported"]; got != tc.supports {
+						t.Errorf("metadata supported = %q, want %q", got, tc.supports)
+					}
+				})
+			}
+		})
+	}
+	if _, err := newHandler(t, nil, scripted).ProtocolVersion(""); !errors.Is(err, a2a.ErrVersionNotSupported) {
+		t.Errorf("without WithV03, ProtocolVersion(\"\") error = %v, want VersionNotSupported", err)
+	}
+	for _, v := range []string{"", "0.3", "0.3.1"} {
+		if got, err := h.ProtocolVersion(v); got != "0.3" || err != nil {
+			t.Errorf("ProtocolVersion(%q) = %q, %v; want 0.3", v, got, err)
+		}
+	}
+}
+
 func TestServiceParamsRequiredExtension(t *testing.T) {
 	t.Parallel()
 	const required, optional = "https://example.com/ext/required/v1", "https://example.com/ext/optional/v1"

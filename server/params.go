@@ -15,6 +15,10 @@ type ServiceParams struct {
 	Binding string
 	// Version is the A2A-Version value as sent, "" when absent.
 	Version string
+	// V03 marks a call the binding received in A2A v0.3's shapes and
+	// translated to v1.0's (package a2a/v03). The Handler serves a v0.3
+	// Version only on such calls, and only with [WithV03].
+	V03 bool
 	// Extensions are the extension URIs the client declared in
 	// A2A-Extensions.
 	Extensions []string

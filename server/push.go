@@ -25,6 +25,23 @@ func (h *Handler) checkPush(ctx context.Context) error {
 	return nil
 }
 
+// pushConfigID is the id of a config created without one: a new id, or on
+// a v0.3 call the task's, as v0.3 servers give it (and look a config up by
+// when a get names none); the JS SDK 0.3 does both.
+func (h *Handler) pushConfigID(ctx context.Context, taskID string) string {
+	if isV03Call(ctx) {
+		return taskID
+	}
+	return h.newID()
+}
+
+// isV03Call reports whether the call of ctx was translated from A2A v0.3
+// (see [WithV03]).
+func isV03Call(ctx context.Context) bool {
+	p, ok := ServiceParamsFrom(ctx)
+	return ok && p.V03
+}
+
 // MaxPushConfigsPerTask is the most webhook configs one task may have.
 // Creating one more is ResourceExhausted naming the limit; replacing a
 // config (creating one with the id of an existing one) is always allowed.
@@ -52,7 +69,7 @@ func (h *Handler) createTaskPushNotificationConfig(ctx context.Context, req *a2a
 	scope := h.scope(ctx, req.Tenant)
 	c := *req
 	if c.ID == "" {
-		c.ID = h.newID()
+		c.ID = h.pushConfigID(ctx, c.TaskID)
 	}
 	// The stripe lock is released before the task's lock is taken:
 	// continueTask takes them in the other order (task, then stripe).
@@ -129,6 +146,11 @@ func (h *Handler) GetTaskPushNotificationConfig(ctx context.Context, req *a2a.Ge
 func (h *Handler) getTaskPushNotificationConfig(ctx context.Context, req *a2a.GetTaskPushNotificationConfigRequest) (*a2a.TaskPushNotificationConfig, error) {
 	if err := h.checkPush(ctx); err != nil {
 		return nil, err
+	}
+	if req.ID == "" && isV03Call(ctx) {
+		r := *req
+		r.ID = r.TaskID // see pushConfigID
+		req = &r
 	}
 	if err := requireIDs(req.TaskID, req.ID); err != nil {
 		return nil, err

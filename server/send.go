@@ -352,6 +352,11 @@ func (h *Handler) startExchange(ctx context.Context, req *a2a.SendMessageRequest
 		r.ContextID = h.newID()
 	}
 	msg.TaskID, msg.ContextID = r.TaskID, r.ContextID
+	if pushConfig != nil && pushConfig.ID == "" && isV03Call(ctx) {
+		c := *pushConfig
+		c.ID = h.pushConfigID(ctx, r.TaskID)
+		pushConfig = &c
+	}
 	ex := &exchange{buffer: buffer, scope: scope, pushConfig: pushConfig, exec: h.newExecution(ctx), ready: make(chan struct{})}
 	if h.messages() != nil {
 		ex.msgID, ex.digest = msg.MessageID, messageDigest(&msg)
@@ -425,7 +430,7 @@ func (h *Handler) continueTask(ctx context.Context, scope store.Scope, r *Reques
 		c := *pushConfig
 		c.TaskID, c.Tenant = t.ID, scope.Tenant
 		if c.ID == "" {
-			c.ID = h.newID()
+			c.ID = h.pushConfigID(ctx, c.TaskID)
 		}
 		unlock := h.lockPushConfigs(scope, c.TaskID)
 		err := h.checkPushConfigCap(ctx, scope, c.TaskID, c.ID)

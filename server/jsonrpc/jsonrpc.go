@@ -3,8 +3,16 @@
 // responses, and streaming as Server-Sent Events whose every frame is a full
 // JSON-RPC response.
 //
+// With [server.WithV03] it serves A2A v0.3 clients too, on the same
+// endpoint: a call of a v0.3 method (message/send, tasks/get, ...) that
+// sends A2A-Version 0.3, or none (A2A §3.6.2), has its params, results,
+// events and errors translated by package a2a/v03, and its streams end
+// after the event written with final: true. Without it such a call is
+// VersionNotSupported naming 1.0. The version chosen is the Handler's
+// ([server.Handler.ProtocolVersion]).
+//
 // The binding maps wire shapes and error codes only; every protocol rule is
-// in [server.Handler].
+// in [server.Handler], every v0.3 shape in package a2a/v03.
 package jsonrpc
 
 import (
@@ -98,7 +106,15 @@ func (j *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := wire.Params(r)
 	p.Binding = a2a.BindingJSONRPC
 	p.Response = wire.HeaderResponse(w.Header())
-	j.dispatch(server.WithServiceParams(r.Context(), p), w, r, env)
+	handled, v03 := j.v03Call(w, &p, env)
+	switch {
+	case handled:
+	case v03:
+		p.V03 = true
+		j.dispatchV03(server.WithServiceParams(r.Context(), p), w, r, env)
+	default:
+		j.dispatch(server.WithServiceParams(r.Context(), p), w, r, env)
+	}
 }
 
 // parseEnvelope checks the JSON-RPC envelope: one object (batches are not
@@ -323,6 +339,11 @@ func marshalError(id json.RawMessage, e *a2a.Error) []byte {
 // request, and authentication failures, which use 401 and 403 so gateways
 // and clients see them.
 func (j *Handler) writeError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
+	j.writeErrorAs(w, status, id, err, marshalError)
+}
+
+// writeErrorAs is writeError with the response encoded by marshal.
+func (j *Handler) writeErrorAs(w http.ResponseWriter, status int, id json.RawMessage, err error, marshal func(json.RawMessage, *a2a.Error) []byte) {
 	e := a2a.AsError(err)
 	if e.Code == a2a.CodeInternal || e.Code == a2a.CodeUnknown {
 		j.cfg.Log.Error("internal error", "err", err)
@@ -334,5 +355,5 @@ func (j *Handler) writeError(w http.ResponseWriter, status int, id json.RawMessa
 	wire.NoteError(w, e.Code)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(marshalError(id, e))
+	_, _ = w.Write(marshal(id, e))
 }

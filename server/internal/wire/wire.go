@@ -170,6 +170,10 @@ type StreamFormat struct {
 	// keeps, shared by every subscriber): a frame built from it costs no
 	// encoding.
 	Frame func(ev a2a.Event, data []byte) ([]byte, error)
+	// Last, when not nil, reports whether the stream ends after the
+	// frame of ev (a v0.3 stream ends where it writes final: true);
+	// nil leaves the end to the events.
+	Last func(ev a2a.Event) bool
 	// Error answers an error that came before the first frame, as a plain
 	// (non-stream) error response.
 	Error func(w http.ResponseWriter, err error)
@@ -231,7 +235,10 @@ func (s *streamer) put(w http.ResponseWriter, ev server.StreamEvent, err error) 
 		s.fail(a2a.NewError(a2a.CodeInternal, "").WithCause(err))
 		return false
 	}
-	return s.sw.Event(ev.ID, b) == nil // else the client went away
+	if s.sw.Event(ev.ID, b) != nil {
+		return false // the client went away
+	}
+	return s.f.Last == nil || !s.f.Last(ev.Event)
 }
 
 func (s *streamer) fail(err error) {

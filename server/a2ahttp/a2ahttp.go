@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goa2a/a2a/a2a"
+	"github.com/goa2a/a2a/a2a/v03"
 	"github.com/goa2a/a2a/server"
 	"github.com/goa2a/a2a/server/jsonrpc"
 	"github.com/goa2a/a2a/server/rest"
@@ -64,6 +65,13 @@ func CheckBindings(bindings []string) error {
 }
 
 // NewMux returns an http.Handler serving h's card and the HTTP bindings.
+// When h serves v0.3 too ([server.WithV03]), the card is the dual card of
+// [v03.FromV1AgentCard], which v0.3 and v1.0 clients both read; it is
+// served unsigned, since a signature of h's card does not cover the v0.3
+// members. Unless the card lists v0.3 interfaces itself, each JSON-RPC
+// interface gets a twin with protocol version 0.3, the only binding that
+// speaks v0.3 here: that one is the v0.3 card's url, for v0.3 clients, and
+// v1.0 clients see that the endpoint speaks both.
 func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	if err := CheckBindings(o.Bindings); err != nil {
 		return nil, err
@@ -72,7 +80,7 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 	if o.CardMaxAge == 0 {
 		o.CardMaxAge = 5 * time.Minute
 	}
-	card, err := CardHandler(h.Card(), o.CardMaxAge)
+	card, err := cardFor(h, o.CardMaxAge)
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: %w", err)
 	}
@@ -99,4 +107,38 @@ func NewMux(h *server.Handler, o Options) (*http.ServeMux, error) {
 		mux.Handle(RESTPath+"/", http.StripPrefix(RESTPath, rest.NewHandler(h, ropts...)))
 	}
 	return mux, nil
+}
+
+// cardFor serves h's card, as a dual card when h serves v0.3.
+func cardFor(h *server.Handler, maxAge time.Duration) (http.Handler, error) {
+	if _, err := h.ProtocolVersion(v03.Version); err != nil {
+		return CardHandler(h.Card(), maxAge)
+	}
+	card := *h.Card()
+	card.SupportedInterfaces = withV03Twins(card.SupportedInterfaces)
+	dual, err := v03.FromV1AgentCard(&card)
+	if err != nil {
+		return nil, fmt.Errorf("the agent card has no v0.3 form: %w", err)
+	}
+	// A signature is over the JSON it was made of, which the v0.3
+	// members change (A2A §8.4): one that no longer verifies is left out.
+	dual.Signatures = nil
+	return cardHandler(dual, maxAge)
+}
+
+// withV03Twins returns ifs with a v0.3 twin of each JSON-RPC interface
+// (without a tenant, which v0.3 cannot send), unless ifs has a v0.3
+// interface already.
+func withV03Twins(ifs []a2a.AgentInterface) []a2a.AgentInterface {
+	var twins []a2a.AgentInterface
+	for _, i := range ifs {
+		if v := i.ProtocolVersion; v == v03.Version || strings.HasPrefix(v, v03.Version+".") {
+			return ifs
+		}
+		if i.ProtocolBinding == a2a.BindingJSONRPC && i.Tenant == "" {
+			i.ProtocolVersion = v03.Version
+			twins = append(twins, i)
+		}
+	}
+	return append(slices.Clip(ifs), twins...)
 }

@@ -16,6 +16,11 @@ import (
 // strong ETag of the content, and a request whose If-None-Match matches
 // gets 304 Not Modified (A2A §8.6). The card must not change afterwards.
 func CardHandler(card *a2a.AgentCard, maxAge time.Duration) (http.Handler, error) {
+	return cardHandler(card, maxAge)
+}
+
+// cardHandler is CardHandler for a card of any type (a v0.3 dual card).
+func cardHandler(card any, maxAge time.Duration) (http.Handler, error) {
 	body, err := json.Marshal(card)
 	if err != nil {
 		return nil, fmt.Errorf("a2ahttp: encoding agent card: %w", err)

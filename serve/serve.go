@@ -118,6 +118,7 @@ type config struct {
 	ln, grpcLn, opsLn       net.Listener
 	publicURL               string
 	bindings                []string // HTTP bindings; nil: both
+	v03                     bool     // WithV03
 
 	store    store.Store
 	push     *Push
@@ -223,6 +224,22 @@ func WithBindings(bindings ...string) Option {
 			return fmt.Errorf("serve: WithBindings: %w (gRPC is WithGRPC's)", err)
 		}
 		c.bindings = append([]string{}, bindings...)
+		return nil
+	}
+}
+
+// WithV03 serves A2A v0.3 clients too, on the JSON-RPC binding
+// ([server.WithV03]): a call of a v0.3 method with A2A-Version 0.3, or
+// none, is translated by package a2a/v03, and the card at
+// [server.WellKnownCardPath] is the dual card that v0.3 and v1.0 clients
+// both read, with the JSON-RPC endpoint as its v0.3 url. HTTP+JSON and
+// gRPC answer v1.0 only. With [WithCardSigning], the v1.0 card
+// ([Server.Card]) is signed but the served dual card is not: a signature
+// does not cover the v0.3 members. WithV03 needs the JSON-RPC binding
+// ([WithBindings]).
+func WithV03() Option {
+	return func(c *config) error {
+		c.v03 = true
 		return nil
 	}
 }
@@ -421,6 +438,10 @@ func New(card *a2a.AgentCard, agent server.Agent, opts ...Option) (_ *Server, er
 		s.closeListeners()
 		return nil, errors.New("serve: no binding to serve: WithBindings gave none, and there is no WithGRPC")
 	}
+	if c.v03 && c.bindings != nil && !slices.Contains(c.bindings, a2a.BindingJSONRPC) {
+		s.closeListeners()
+		return nil, errors.New("serve: WithV03 needs the JSON-RPC binding, the one that speaks v0.3, and WithBindings leaves it out")
+	}
 	s.ln, s.grpcLn, s.opsLn = c.ln, c.grpcLn, c.opsLn
 	defer func() {
 		if err != nil {
@@ -469,6 +490,9 @@ func New(card *a2a.AgentCard, agent server.Agent, opts ...Option) (_ *Server, er
 	s.agent = &trackedAgent{agent: agent}
 	s.calls = &inflight{}
 	hopts := []server.Option{server.WithLogger(s.log)}
+	if c.v03 {
+		hopts = append(hopts, server.WithV03())
+	}
 	hopts = append(hopts, c.handler...)
 	// Last, so that neither is overridden by a Handler option.
 	hopts = append(hopts, server.WithStore(c.store), server.WithInterceptors(s.calls))

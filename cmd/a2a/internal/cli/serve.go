@@ -253,6 +253,9 @@ func newServeRun(cfg *serveConfig, stdout, stderr io.Writer) (_ *serveRun, err e
 		}),
 	)
 	opts = append(opts, s.pushOptions()...) // serve_push.go
+	if cfg.v03 {
+		opts = append(opts, serve.WithV03())
+	}
 	if s.srv, err = serve.New(card, agent, opts...); err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "serve: "))
 	}
@@ -272,6 +275,9 @@ func (s *serveRun) run(ctx context.Context) int {
 	fmt.Fprintf(s.stdout, "  agent card  %s%s\n", base, server.WellKnownCardPath)
 	if s.cfg.bindings.has(bindingJSONRPC) {
 		fmt.Fprintf(s.stdout, "  JSON-RPC    %s%s\n", base, a2ahttp.JSONRPCPath)
+		if s.cfg.v03 {
+			fmt.Fprintf(s.stdout, "  A2A v0.3    %s%s (JSON-RPC)\n", base, a2ahttp.JSONRPCPath)
+		}
 	}
 	if s.cfg.bindings.has(bindingREST) {
 		fmt.Fprintf(s.stdout, "  HTTP+JSON   %s%s\n", base, a2ahttp.RESTPath)

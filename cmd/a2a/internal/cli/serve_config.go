@@ -37,6 +37,7 @@ type serveConfig struct {
 	grpcAddr   string
 	publicURL  string
 	bindings   bindingsFlag
+	v03        bool
 	store      string
 	storeSpec  storeSpec
 	dataDir    string
@@ -97,6 +98,8 @@ func newServeFlags(cfg *serveConfig, stderr io.Writer) *flag.FlagSet {
 		"shutting down (default: served on --addr)")
 	fs.StringVar(&cfg.publicURL, "public-url", "", "base URL clients use to reach this server, as written in the agent card (default: http://<addr>)")
 	fs.Var(&cfg.bindings, "bindings", "comma-separated `LIST` of bindings to serve: jsonrpc, rest")
+	fs.BoolVar(&cfg.v03, "v03", false, "also serve A2A v0.3 clients on the JSON-RPC binding (calls without A2A-Version, or 0.3, to v0.3 methods),\n"+
+		"translated to v1.0; the agent card becomes a dual card that v0.3 and v1.0 clients both read, unsigned")
 	fs.StringVar(&cfg.store, "store", storeSQLite, "where tasks are kept: sqlite (AGENT.db in --data-dir), sqlite:PATH, postgres:DSN (or a postgres:// URL),\n"+
 		"or memory (gone at exit)")
 	fs.StringVar(&cfg.storeSchema, "store-schema", "", "with PostgreSQL: the `SCHEMA` of the tasks, created if missing, taken as written; replicas of an agent\n"+

@@ -1,6 +1,7 @@
 // Package interop runs the official JavaScript SDK against our server: the
 // script js/client.mjs drives @a2a-js/sdk 1.3.0 over both HTTP bindings
-// and over gRPC.
+// and over gRPC, and js03/client.mjs drives @a2a-js/sdk 0.3.14, a v0.3
+// client, over JSON-RPC (serve.WithV03).
 package interop
 
 import (

@@ -427,3 +427,34 @@ func TestV03Refused(t *testing.T) {
 		t.Errorf("GetTask: %+v, want TaskNotFound", r.Error)
 	}
 }
+
+// TestV03StreamUndetached: a stream that stays on its handler (a
+// ResponseWriter that cannot be hijacked, as under HTTP/2) ends after
+// final too.
+func TestV03StreamUndetached(t *testing.T) {
+	h, err := server.NewHandler(echo.Card("http://127.0.0.1/a2a/jsonrpc", "http://127.0.0.1/a2a/rest"), v03Agent{}, server.WithV03())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	body := `{"jsonrpc":"2.0","id":"r1","method":"message/stream","params":` + send03("auth", "") + `}`
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+	rec := httptest.NewRecorder()
+	jsonrpc.NewHandler(h).ServeHTTP(rec, req) // returns only when the stream has ended
+	var kinds []string
+	for line := range strings.Lines(rec.Body.String()) {
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		var r v03Response
+		var m map[string]any
+		if json.Unmarshal([]byte(data), &r) != nil || json.Unmarshal(r.Result, &m) != nil {
+			t.Fatalf("frame %s", data)
+		}
+		kinds = append(kinds, describe([]frame03{{result: m}}))
+	}
+	if got, want := strings.Join(kinds, " "), "task/submitted status-update/working/final=false status-update/auth-required/final=true"; got != want {
+		t.Errorf("frames %q, want %q", got, want)
+	}
+}

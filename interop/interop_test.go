@@ -42,47 +42,56 @@ var jsPackages = []string{"@a2a-js/sdk", "@grpc/grpc-js", "@bufbuild/protobuf"}
 // running `npm ci` when one is missing or at another version.
 func installSDK(t *testing.T) {
 	t.Helper()
+	installPeer(t, "js", sdkVersion, jsPackages)
+}
+
+// installPeer makes sure dir/node_modules holds the packages names at the
+// versions dir/package.json pins, that pin being sdk for @a2a-js/sdk,
+// running `npm ci` (from the committed package-lock.json) when one is
+// missing or at another version.
+func installPeer(t *testing.T, dir, sdk string, names []string) {
+	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is required for the interop test (Node.js 20+): %v", tool, err)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join("js", "package.json"))
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var manifest struct{ Dependencies map[string]string }
 	if err := json.Unmarshal(b, &manifest); err != nil {
-		t.Fatalf("js/package.json: %v", err)
+		t.Fatalf("%s/package.json: %v", dir, err)
 	}
-	if got := manifest.Dependencies["@a2a-js/sdk"]; got != sdkVersion {
-		t.Fatalf("js/package.json pins @a2a-js/sdk %q, want %q", got, sdkVersion)
+	if got := manifest.Dependencies["@a2a-js/sdk"]; got != sdk {
+		t.Fatalf("%s/package.json pins @a2a-js/sdk %q, want %q", dir, got, sdk)
 	}
-	if installed(t, manifest.Dependencies, jsPackages) {
+	if installed(t, dir, manifest.Dependencies, names) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = "js"
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in interop/js: %v\n%s", err, out)
+		t.Fatalf("npm ci in interop/%s: %v\n%s", dir, err, out)
 	}
-	if !installed(t, manifest.Dependencies, jsPackages) {
-		t.Fatalf("npm ci in interop/js did not install %v at the versions package.json pins", jsPackages)
+	if !installed(t, dir, manifest.Dependencies, names) {
+		t.Fatalf("npm ci in interop/%s did not install %v at the versions package.json pins", dir, names)
 	}
 }
 
-// installed reports whether every package of names is in js/node_modules
+// installed reports whether every package of names is in dir/node_modules
 // at the exact version that pins (package.json's dependencies) gives.
-func installed(t *testing.T, pins map[string]string, names []string) bool {
+func installed(t *testing.T, dir string, pins map[string]string, names []string) bool {
 	t.Helper()
 	for _, name := range names {
 		want := pins[name]
 		if want == "" {
-			t.Fatalf("js/package.json does not list %s", name)
+			t.Fatalf("%s/package.json does not list %s", dir, name)
 		}
-		b, err := os.ReadFile(filepath.Join("js", "node_modules", filepath.FromSlash(name), "package.json"))
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json"))
 		if err != nil {
 			return false
 		}

@@ -3,10 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -26,44 +23,7 @@ const sdk03Version = "0.3.14"
 // when it does not.
 func installSDK03(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is required for the interop test (Node.js 20+): %v", tool, err)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join("js03", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var manifest struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(b, &manifest); err != nil {
-		t.Fatalf("js03/package.json: %v", err)
-	}
-	if got := manifest.Dependencies["@a2a-js/sdk"]; got != sdk03Version {
-		t.Fatalf("js03/package.json pins @a2a-js/sdk %q, want %q", got, sdk03Version)
-	}
-	installedAt := func() string {
-		b, err := os.ReadFile(filepath.Join("js03", "node_modules", "@a2a-js", "sdk", "package.json"))
-		if err != nil {
-			return ""
-		}
-		var pkg struct{ Version string }
-		_ = json.Unmarshal(b, &pkg)
-		return pkg.Version
-	}
-	if installedAt() == sdk03Version {
-		return
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = "js03"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in interop/js03: %v\n%s", err, out)
-	}
-	if v := installedAt(); v != sdk03Version {
-		t.Fatalf("npm ci in interop/js03 installed @a2a-js/sdk %q, want %q", v, sdk03Version)
-	}
+	installPeer(t, "js03", sdk03Version, []string{"@a2a-js/sdk"})
 }
 
 // waitAgent is the echo agent, except that the text "wait" makes a task

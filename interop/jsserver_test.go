@@ -12,10 +12,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,33 +32,7 @@ const jsServerStartTimeout = 30 * time.Second
 // node_modules installed before express was added has only the SDK).
 func installJSServerDeps(t *testing.T) {
 	t.Helper()
-	installSDK(t)
-	b, err := os.ReadFile(filepath.Join("js", "package.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var manifest struct{ Dependencies map[string]string }
-	if err := json.Unmarshal(b, &manifest); err != nil {
-		t.Fatalf("js/package.json: %v", err)
-	}
-	want := manifest.Dependencies["express"]
-	if want == "" {
-		t.Fatal("js/package.json does not list express")
-	}
-	b, err = os.ReadFile(filepath.Join("js", "node_modules", "express", "package.json"))
-	if err == nil {
-		var pkg struct{ Version string }
-		if json.Unmarshal(b, &pkg) == nil && pkg.Version == want {
-			return
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = "js"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in interop/js: %v\n%s", err, out)
-	}
+	installPeer(t, "js", sdkVersion, append(slices.Clone(jsPackages), "express"))
 }
 
 var listeningRE = regexp.MustCompile(`^listening (http://127\.0\.0\.1:[0-9]+)$`)

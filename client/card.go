@@ -124,13 +124,11 @@ func (c *Client) fetchCard(ctx context.Context, prev *cacheInfo) (card *a2a.Agen
 		e.Message = op + " from " + c.cardURL + ": " + e.Text()
 		return nil, info, false, e
 	}
-	card = new(a2a.AgentCard)
-	if err := a2a.Unmarshal(data, card); err != nil {
-		return nil, info, false, invalidResponseCause(err, "%s from %s: malformed card: %v", op, c.cardURL, err)
-	}
 	// A card whose members repeat, or differ from the schema in case only,
-	// reads differently to other clients (and to a signature verifier).
-	if err := a2a.CheckMembers(data, card); err != nil {
+	// reads differently to other clients (and to a signature verifier):
+	// unmarshal refuses it.
+	card = new(a2a.AgentCard)
+	if err := unmarshal(data, card); err != nil {
 		return nil, info, false, invalidResponseCause(err, "%s from %s: malformed card: %v", op, c.cardURL, err)
 	}
 	if err := validateCard(card); err != nil {
